@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "yona-server",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "yona-server", targets: ["yona-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.110.0"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.12.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.8.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.21.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .target(
+            name: "YonaCrypto",
+            dependencies: ["CSodium"]
+        ),
+        .target(
+            name: "YonaServer",
+            dependencies: [
+                "YonaCrypto",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+            ]
+        ),
+        .executableTarget(
+            name: "yona-server",
+            dependencies: ["YonaServer"]
+        ),
+        .testTarget(
+            name: "YonaCryptoTests",
+            dependencies: ["YonaCrypto"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "YonaServerTests",
+            dependencies: [
+                "YonaServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,28 @@
+import Fluent
+import Vapor
+
+/// `/health` (the process answers) and `/ready` (the database answers and the schema is current).
+enum HealthController {
+    static func register(_ routes: any RoutesBuilder) {
+        routes.get("health", use: health)
+        routes.get("ready", use: ready)
+    }
+
+    struct Status: Content {
+        let status: String
+    }
+
+    @Sendable static func health(req: Request) async throws -> Status { Status(status: "UP") }
+
+    @Sendable static func ready(req: Request) async throws -> Response {
+        let ready: Bool
+        do {
+            ready = try await req.application.migrator.previewPrepareBatch().get().isEmpty
+        } catch {
+            ready = false
+        }
+        let response = Response(status: ready ? .ok : .serviceUnavailable)
+        try response.content.encode(Status(status: ready ? "UP" : "DOWN"))
+        return response
+    }
+}

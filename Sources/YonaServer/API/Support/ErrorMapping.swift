@@ -1,0 +1,89 @@
+import Vapor
+
+/// The one place where an error becomes a response: `{"code","message","correlationId"}` with the
+/// contract's status. Nothing internal reaches the body.
+struct ErrorMappingMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            let yonaError = Self.classify(error, request: request)
+            if yonaError.code == .unexpected {
+                request.logger.error("unexpected error", metadata: ["error_type": .string(String(reflecting: type(of: error)))])
+            }
+            return Self.response(for: yonaError, request: request)
+        }
+    }
+
+    static func classify(_ error: any Error, request: Request) -> YonaError {
+        switch error {
+        case let error as YonaError:
+            return error
+        case let abort as any AbortError:
+            switch abort.status {
+            case .notFound where request.route == nil:
+                return YonaError(RouteTable.hasOtherMethod(for: request) ? .methodNotAllowed : .unknownPath)
+            case .methodNotAllowed: return YonaError(.methodNotAllowed)
+            case .payloadTooLarge: return YonaError(.tooLarge)
+            case .unsupportedMediaType: return YonaError(.unsupportedMediaType)
+            case .badRequest, .unprocessableEntity: return YonaError(.invalidJSON)
+            default: return YonaError(.unexpected)
+            }
+        default:
+            return YonaError(.unexpected)
+        }
+    }
+
+    static func response(for error: YonaError, request: Request) -> Response {
+        struct Body: Encodable {
+            let code: String
+            let message: String
+            let correlationId: String
+            let remainingAttempts: Int?
+        }
+        let body = Body(code: error.code.rawValue, message: error.code.message(in: request.context.locale),
+                        correlationId: request.context.correlationID, remainingAttempts: error.remainingAttempts)
+        let response = Response(status: error.code.status)
+        response.headers.contentType = .json
+        if let retry = error.retryAfterSeconds { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
+        response.body = .init(data: (try? JSONEncoder().encode(body)) ?? Data())
+        return response
+    }
+}
+
+extension ErrorCode {
+    var status: HTTPResponseStatus {
+        switch self {
+        case .deviceNotFound: .notFound
+        case .unknownPath: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .tooLarge: .payloadTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .tooManyRequests: .tooManyRequests
+        case .unexpected: .internalServerError
+        default: .badRequest
+        }
+    }
+}
+
+/// Tells an unknown path from a known path asked with the wrong method.
+enum RouteTable {
+    static func hasOtherMethod(for request: Request) -> Bool {
+        let segments = request.url.path.split(separator: "/").map(String.init)
+        return request.application.routes.all.contains { route in
+            route.method != request.method && matches(route.path, segments)
+        }
+    }
+
+    private static func matches(_ pattern: [PathComponent], _ segments: [String]) -> Bool {
+        if pattern.last == .catchall { return segments.count >= pattern.count - 1 }
+        guard pattern.count == segments.count else { return false }
+        return zip(pattern, segments).allSatisfy { component, segment in
+            switch component {
+            case .constant(let constant): constant == segment
+            case .parameter, .anything: true
+            case .catchall: true
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Vapor
+
+/// A HAL link.
+struct HALLink: Encodable, Sendable {
+    let href: String
+    var templated: Bool? = nil
+}
+
+/// `_links` of a resource, in insertion order; top-level resources also carry the `yona` curie.
+struct HALLinks: Encodable, Sendable {
+    private var links: [(rel: String, link: HALLink)] = []
+    private let topLevel: Bool
+
+    init(self href: String, topLevel: Bool = true) {
+        self.topLevel = topLevel
+        add("self", href)
+    }
+
+    mutating func add(_ rel: String, _ href: String) {
+        links.append((rel, HALLink(href: href)))
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    private struct Curie: Encodable {
+        let name = "yona"
+        let href = "http://dev.yona.nu/rels/{rel}"
+        let templated = true
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        for (rel, link) in links { try container.encode(link, forKey: Key(rel)) }
+        if topLevel { try container.encode([Curie()], forKey: Key("curies")) }
+    }
+}
+
+/// A HAL collection: `{"_embedded": {"<rel>": [...]}, "_links": {"self": ...}}`.
+struct HALCollection<Item: Encodable & Sendable>: Encodable, Sendable {
+    let rel: String
+    let items: [Item]
+    let links: HALLinks
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        var embedded = container.nestedContainer(keyedBy: Key.self, forKey: Key("_embedded"))
+        try embedded.encode(items, forKey: Key(rel))
+        try container.encode(links, forKey: Key("_links"))
+    }
+}
+
+/// The one builder of every URL the server hands out.
+struct LinkBuilder: Sendable {
+    let base: String
+
+    init(request: Request, publicBaseURL: String?) {
+        if let publicBaseURL {
+            base = publicBaseURL
+        } else {
+            let host = request.headers.first(name: .host) ?? "localhost"
+            base = "http://\(host)"
+        }
+    }
+
+    func user(_ userID: UUID) -> String { "\(base)/users/\(userID.uuidString.lowercased())" }
+
+    func user(_ userID: UUID, requestingUserID: UUID, requestingDeviceID: UUID?) -> String {
+        var href = "\(user(userID))?requestingUserId=\(requestingUserID.uuidString.lowercased())"
+        if let requestingDeviceID { href += "&requestingDeviceId=\(requestingDeviceID.uuidString.lowercased())" }
+        return href
+    }
+
+    func confirmMobileNumber(_ userID: UUID) -> String { "\(user(userID))/confirmMobileNumber" }
+    func resendConfirmationCode(_ userID: UUID) -> String { "\(user(userID))/resendMobileNumberConfirmationCode" }
+    func messages(_ userID: UUID) -> String { "\(user(userID))/messages/" }
+    func devices(_ userID: UUID) -> String { "\(user(userID))/devices/" }
+    func device(_ userID: UUID, _ deviceID: UUID) -> String { "\(devices(userID))\(deviceID.uuidString.lowercased())" }
+    func goals(_ userID: UUID) -> String { "\(user(userID))/goals/" }
+    func buddies(_ userID: UUID) -> String { "\(user(userID))/buddies/" }
+
+    func newDeviceRequest(_ mobileNumber: String) -> String {
+        let encoded = mobileNumber.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? mobileNumber
+        return "\(base)/newDeviceRequests/\(encoded)"
+    }
+}
+
+extension Response {
+    /// A HAL response with the given status.
+    static func hal<T: Encodable>(_ value: T, status: HTTPResponseStatus = .ok) throws -> Response {
+        let response = Response(status: status)
+        response.headers.replaceOrAdd(name: .contentType, value: "application/hal+json")
+        response.body = .init(data: try JSONEncoder().encode(value))
+        return response
+    }
+}

@@ -1,0 +1,23 @@
+import Vapor
+
+extension Request {
+    /// A UUID path parameter; a malformed one is `error.invalid.uuid`.
+    func uuidParameter(_ name: String) throws -> UUID {
+        guard let raw = parameters.get(name), let id = UUID(uuidString: raw) else { throw YonaError(.invalidUUID) }
+        return id
+    }
+
+    /// A UUID query parameter that must be present.
+    func requiredUUIDQuery(_ name: String) throws -> UUID {
+        guard let id = try optionalUUIDQuery(name) else { throw YonaError(.missingRequestParameter) }
+        return id
+    }
+
+    func optionalUUIDQuery(_ name: String) throws -> UUID? {
+        guard let raw = query[String.self, at: name] else { return nil }
+        guard let id = UUID(uuidString: raw) else { throw YonaError(.invalidUUID) }
+        return id
+    }
+
+    var yonaPasswordHeader: String? { headers.first(name: "Yona-Password") }
+}

@@ -1,0 +1,55 @@
+import Vapor
+import YonaCrypto
+
+/// Per-request facts every layer may need: the correlation id and the locale.
+struct RequestContext: Sendable {
+    let correlationID: String
+    let locale: YonaLocale
+}
+
+private struct RequestContextKey: StorageKey {
+    typealias Value = RequestContext
+}
+
+extension Request {
+    var context: RequestContext {
+        storage[RequestContextKey.self] ?? RequestContext(correlationID: "unknown", locale: .fallback)
+    }
+}
+
+/// The outermost middleware: fixes the correlation id (the caller's `x-b3-traceid` when it sends a sane
+/// one) and the locale, tags the logger, and stamps both on every response, errors included.
+struct RequestContextMiddleware: AsyncMiddleware {
+    static let correlationHeader = "X-Correlation-Id"
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let traced = request.headers.first(name: "x-b3-traceid")
+        let id = traced.flatMap { $0.count <= 32 && !$0.isEmpty && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
+            ?? SecureRandom.bytes(8).map { String(format: "%02x", $0) }.joined()
+        let context = RequestContext(correlationID: id,
+                                     locale: YonaLocale.pick(acceptLanguage: request.headers.first(name: .acceptLanguage)))
+        request.storage[RequestContextKey.self] = context
+        request.logger[metadataKey: "correlation_id"] = .string(id)
+        let response = try await next.respond(to: request)
+        response.headers.replaceOrAdd(name: Self.correlationHeader, value: id)
+        response.headers.replaceOrAdd(name: .contentLanguage, value: context.locale.rawValue)
+        return response
+    }
+}
+
+/// Refuses a malformed `Yona-App-Version: <ANDROID|IOS>/<versionCode>/<versionName>`.
+struct AppVersionHeaderMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        if let value = request.headers.first(name: "Yona-App-Version"), !Self.isValid(value) {
+            throw YonaError(.invalidAppVersionHeader)
+        }
+        return try await next.respond(to: request)
+    }
+
+    static func isValid(_ value: String) -> Bool {
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "ANDROID" || parts[0] == "IOS" else { return false }
+        guard !parts[1].isEmpty, parts[1].count <= 9, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return !parts[2].isEmpty && parts[2].count <= 64 && !parts[2].contains(where: \.isWhitespace)
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Vapor
+
+/// A request body that refuses properties it does not know (api.md: `error.request.extra.property`).
+protocol StrictBody: Decodable {
+    /// Properties the body may carry.
+    static var allowedKeys: Set<String> { get }
+    /// Properties a client may send back from a response and that are ignored (`_links`, ...).
+    static var ignoredKeys: Set<String> { get }
+}
+
+extension StrictBody {
+    static var ignoredKeys: Set<String> { [] }
+}
+
+extension Request {
+    /// Decodes a JSON body strictly: 415 unless JSON, invalid JSON, unknown and missing properties,
+    /// each with its contract code.
+    func decodeStrict<T: StrictBody>(_ type: T.Type) throws -> T {
+        guard let contentType = headers.contentType,
+              contentType.type == "application", contentType.subType == "json" || contentType.subType.hasSuffix("+json") else {
+            throw YonaError(.unsupportedMediaType)
+        }
+        guard let buffer = body.data, buffer.readableBytes > 0 else { throw YonaError(.invalidJSON) }
+        let data = Data(buffer.readableBytesView)
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw YonaError(.invalidJSON)
+        }
+        if object.keys.contains(where: { !T.allowedKeys.contains($0) && !T.ignoredKeys.contains($0) }) {
+            throw YonaError(.extraProperty)
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
+            throw YonaError(.missingProperty)
+        } catch let error as YonaError {
+            throw error
+        } catch {
+            throw YonaError(.invalidJSON)
+        }
+    }
+}
+
+/// Required text properties must be present and not blank.
+func requireText(_ value: String?) throws(YonaError) -> String {
+    guard let value, !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        throw YonaError(.missingProperty)
+    }
+    return value
+}

@@ -1,0 +1,68 @@
+/// The locales the server speaks; picked from `Accept-Language`, falling back to en-US.
+enum YonaLocale: String, Sendable, CaseIterable {
+    case enUS = "en-US"
+    case nlNL = "nl-NL"
+
+    static let fallback = YonaLocale.enUS
+
+    /// Honours q-values; a bare language (`nl`) matches its supported region.
+    static func pick(acceptLanguage: String?) -> YonaLocale {
+        guard let header = acceptLanguage else { return fallback }
+        let ranked = header.split(separator: ",").enumerated().compactMap { index, part -> (String, Double, Int)? in
+            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = pieces.first, !tag.isEmpty else { return nil }
+            var q = 1.0
+            for parameter in pieces.dropFirst() where parameter.hasPrefix("q=") {
+                q = Double(parameter.dropFirst(2)) ?? 0
+            }
+            return (tag.lowercased(), q, index)
+        }
+        .filter { $0.1 > 0 }
+        .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.2 < $1.2 }
+        for (tag, _, _) in ranked {
+            if let exact = allCases.first(where: { $0.rawValue.lowercased() == tag }) { return exact }
+            if let byLanguage = allCases.first(where: { $0.rawValue.lowercased().hasPrefix(tag.prefix(2) + "-") }) {
+                return byLanguage
+            }
+        }
+        return fallback
+    }
+}
+
+extension ErrorCode {
+    /// The human text of an error, in the request's locale. Never carries request data.
+    func message(in locale: YonaLocale) -> String {
+        let (en, nl) = texts
+        return locale == .nlNL ? nl : en
+    }
+
+    private var texts: (String, String) {
+        switch self {
+        case .missingPasswordHeader: ("The Yona-Password header is missing.", "De Yona-Password-header ontbreekt.")
+        case .decryptingData: ("The password is not correct.", "Het wachtwoord is niet juist.")
+        case .userNotFound: ("The user does not exist.", "De gebruiker bestaat niet.")
+        case .invalidUUID: ("An identifier in the request is not a valid UUID.", "Een identificatie in het verzoek is geen geldige UUID.")
+        case .missingProperty: ("A required property is missing or empty.", "Een verplichte eigenschap ontbreekt of is leeg.")
+        case .extraProperty: ("The request contains a property that is not allowed.", "Het verzoek bevat een eigenschap die niet is toegestaan.")
+        case .userExists: ("A user with this mobile number already exists.", "Er bestaat al een gebruiker met dit mobiele nummer.")
+        case .invalidMobileNumber: ("The mobile number is not valid; use the international format without a leading 0, e.g. +31612345678.", "Het mobiele nummer is ongeldig; gebruik het internationale formaat zonder 0, bijv. +31612345678.")
+        case .mobileNumberNotConfirmed: ("The mobile number is not confirmed yet.", "Het mobiele nummer is nog niet bevestigd.")
+        case .confirmationCodeMismatch: ("The confirmation code is not correct.", "De bevestigingscode is niet juist.")
+        case .tooManyFailedConfirmationAttempts: ("Too many wrong confirmation codes; request a new code.", "Te vaak een verkeerde bevestigingscode; vraag een nieuwe code aan.")
+        case .confirmationCodeNotSet: ("There is no confirmation code to check.", "Er is geen bevestigingscode om te controleren.")
+        case .invalidDeviceName: ("A device name has at most 20 characters and no colon.", "Een apparaatnaam heeft maximaal 20 tekens en geen dubbele punt.")
+        case .deviceNotFound: ("The device does not exist.", "Het apparaat bestaat niet.")
+        case .unknownOperatingSystem: ("The operating system must be ANDROID or IOS.", "Het besturingssysteem moet ANDROID of IOS zijn.")
+        case .tooManyRequests: ("Too many requests; try again later.", "Te veel verzoeken; probeer het later opnieuw.")
+        case .invalidJSON: ("The request body is not valid JSON for this request.", "De inhoud van het verzoek is geen geldige JSON voor dit verzoek.")
+        case .missingRequestParameter: ("A required query parameter is missing.", "Een verplichte queryparameter ontbreekt.")
+        case .invalidParameter: ("A query parameter is not valid.", "Een queryparameter is ongeldig.")
+        case .invalidAppVersionHeader: ("The Yona-App-Version header must look like ANDROID/<code>/<name>.", "De Yona-App-Version-header moet eruitzien als ANDROID/<code>/<naam>.")
+        case .unknownPath: ("There is nothing at this path.", "Op dit pad is niets te vinden.")
+        case .methodNotAllowed: ("This method is not allowed on this path.", "Deze methode is niet toegestaan op dit pad.")
+        case .tooLarge: ("The request body is too large.", "De inhoud van het verzoek is te groot.")
+        case .unsupportedMediaType: ("The request body must be application/json.", "De inhoud van het verzoek moet application/json zijn.")
+        case .unexpected: ("An unexpected error occurred.", "Er is een onverwachte fout opgetreden.")
+        }
+    }
+}

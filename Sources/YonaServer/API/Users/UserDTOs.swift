@@ -1,0 +1,115 @@
+import Foundation
+
+/// `POST /users/` body. Device fields come all together or not at all.
+struct CreateUserRequest: StrictBody {
+    let firstName: String?
+    let lastName: String?
+    let nickname: String?
+    let mobileNumber: String?
+    let deviceName: String?
+    let deviceOperatingSystem: String?
+    let deviceAppVersion: String?
+    let deviceAppVersionCode: Int?
+    let deviceFirebaseInstanceId: String?
+
+    static let allowedKeys: Set<String> = [
+        "firstName", "lastName", "nickname", "mobileNumber", "deviceName", "deviceOperatingSystem",
+        "deviceAppVersion", "deviceAppVersionCode", "deviceFirebaseInstanceId",
+    ]
+    static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
+
+    func toNewUser() throws -> NewUser {
+        let firstName = try requireText(firstName)
+        let lastName = try requireText(lastName)
+        let nickname = try requireText(nickname)
+        let mobileNumber = try MobileNumber(try requireText(mobileNumber))
+        let deviceFields: [Any?] = [deviceName, deviceOperatingSystem, deviceAppVersion, deviceAppVersionCode]
+        let device: NewDevice
+        if deviceFields.allSatisfy({ $0 == nil }) {
+            guard deviceFirebaseInstanceId == nil else { throw YonaError(.missingProperty) }
+            device = .default
+        } else {
+            guard let deviceName, let deviceOperatingSystem, let deviceAppVersion, let deviceAppVersionCode else {
+                throw YonaError(.missingProperty)
+            }
+            device = NewDevice(
+                name: try NewDevice.validName(deviceName),
+                operatingSystem: try OperatingSystem(reported: deviceOperatingSystem),
+                appVersion: try requireText(deviceAppVersion), appVersionCode: deviceAppVersionCode,
+                firebaseInstanceID: try deviceFirebaseInstanceId.map(FirebaseInstanceID.validated))
+        }
+        return NewUser(firstName: firstName, lastName: lastName, nickname: nickname, mobileNumber: mobileNumber, device: device)
+    }
+}
+
+/// `PUT /users/{u}` body.
+struct UpdateUserRequest: StrictBody {
+    let firstName: String?
+    let lastName: String?
+    let nickname: String?
+    let mobileNumber: String?
+
+    static let allowedKeys: Set<String> = ["firstName", "lastName", "nickname", "mobileNumber"]
+    static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
+}
+
+/// `POST /users/{u}/confirmMobileNumber` body.
+struct ConfirmationCodeRequest: StrictBody {
+    let code: String
+    static let allowedKeys: Set<String> = ["code"]
+}
+
+/// Instance IDs are opaque tokens from Firebase; accept what one can look like and nothing larger.
+enum FirebaseInstanceID {
+    static func validated(_ raw: String) throws -> String {
+        guard !raw.isEmpty, raw.utf8.count <= 4096,
+              raw.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+            throw YonaError(.invalidJSON)
+        }
+        return raw
+    }
+}
+
+/// The user as its owner sees it.
+struct OwnUserDTO: Encodable {
+    let creationTime: String
+    let appLastOpenedDate: String?
+    let firstName: String
+    let lastName: String
+    let nickname: String
+    let mobileNumber: String
+    let yonaPassword: String?
+    let _embedded: Embedded?
+    let _links: HALLinks
+
+    struct Embedded: Encodable {
+        let devices: HALCollection<OwnDeviceDTO>
+        let goals: HALCollection<EmptyItem>
+        let buddies: HALCollection<EmptyItem>
+
+        enum CodingKeys: String, CodingKey {
+            case devices = "yona:devices"
+            case goals = "yona:goals"
+            case buddies = "yona:buddies"
+        }
+    }
+
+    /// Placeholder element type for collections that are always empty until their feature exists.
+    struct EmptyItem: Encodable, Sendable {}
+}
+
+/// A device as its owner sees it.
+struct OwnDeviceDTO: Encodable, Sendable {
+    let name: String
+    let operatingSystem: String
+    let registrationTime: String
+    let appLastOpenedDate: String?
+    let requestingDevice: Bool
+    let firebaseInstanceId: String?
+    let vpnProfile: VPNProfile
+    let _links: HALLinks
+
+    struct VPNProfile: Encodable, Sendable {
+        let vpnLoginID: String
+    }
+}

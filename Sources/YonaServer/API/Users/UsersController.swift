@@ -1,0 +1,77 @@
+import Vapor
+
+/// `/users/...`: create, confirm, read, change and delete a user.
+enum UsersController {
+    static func register(_ routes: any RoutesBuilder) {
+        let users = routes.grouped("users")
+        users.post(use: create)
+        users.get(":userID", use: get)
+        users.put(":userID", use: update)
+        users.delete(":userID", use: delete)
+        users.post(":userID", "confirmMobileNumber", use: confirmMobileNumber)
+        users.post(":userID", "resendMobileNumberConfirmationCode", use: resendConfirmationCode)
+    }
+
+    @Sendable static func create(req: Request) async throws -> Response {
+        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        let (user, password) = try await req.users.create(new)
+        let devices = try await req.users.devices(of: user)
+        return try .hal(req.rendering.ownUser(user, devices: devices, password: password.wireValue,
+                                              requestingDeviceID: user.privateData.devices.first?.id),
+                        status: .created)
+    }
+
+    @Sendable static func get(req: Request) async throws -> Response {
+        let userID = try req.uuidParameter("userID")
+        let requestingUserID = try req.requiredUUIDQuery("requestingUserId")
+        let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
+        guard requestingUserID == userID else {
+            // The buddy view arrives with buddies; until then another user is never visible.
+            _ = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
+            throw YonaError(.userNotFound)
+        }
+        let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
+        try checkDevice(requestingDeviceID, of: user)
+        return try .hal(req.rendering.ownUser(user, devices: try await req.users.devices(of: user),
+                                              password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID))
+    }
+
+    @Sendable static func update(req: Request) async throws -> Response {
+        let userID = try req.uuidParameter("userID")
+        let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
+        let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
+        try checkDevice(requestingDeviceID, of: user)
+        let body = try req.decodeStrict(UpdateUserRequest.self)
+        let updated = try await req.users.update(
+            user, firstName: try requireText(body.firstName), lastName: try requireText(body.lastName),
+            nickname: try requireText(body.nickname), mobileNumber: try MobileNumber(try requireText(body.mobileNumber)))
+        return try .hal(req.rendering.ownUser(updated, devices: try await req.users.devices(of: updated),
+                                              password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID))
+    }
+
+    @Sendable static func delete(req: Request) async throws -> HTTPStatus {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        try await req.users.delete(user)
+        return .noContent
+    }
+
+    @Sendable static func confirmMobileNumber(req: Request) async throws -> Response {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let body = try req.decodeStrict(ConfirmationCodeRequest.self)
+        let confirmed = try await req.users.confirmMobileNumber(user, code: body.code)
+        return try .hal(req.rendering.ownUser(confirmed, devices: try await req.users.devices(of: confirmed),
+                                              password: req.yonaPasswordHeader, requestingDeviceID: nil))
+    }
+
+    @Sendable static func resendConfirmationCode(req: Request) async throws -> HTTPStatus {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        try await req.users.resendConfirmationCode(user)
+        return .noContent
+    }
+
+    private static func checkDevice(_ deviceID: UUID?, of user: UnlockedUser) throws {
+        if let deviceID, !user.privateData.devices.contains(where: { $0.id == deviceID }) {
+            throw YonaError(.deviceNotFound)
+        }
+    }
+}

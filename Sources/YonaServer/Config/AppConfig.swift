@@ -1,0 +1,98 @@
+import Foundation
+import YonaCrypto
+
+/// Everything the server reads from its environment, validated once at start-up.
+public struct AppConfig: Sendable {
+    public enum DatabaseTarget: Sendable, Equatable {
+        case sqlite(path: String)
+        case postgres(url: String)
+    }
+
+    public var database: DatabaseTarget
+    public var host: String
+    public var port: Int
+    public var publicBaseURL: String?
+    public var testServer: Bool
+    public var kdfLimits: PasswordHash.Limits
+    public var logLevel: String
+    public var maxBodyBytes: Int
+
+    /// The embedded default: SQLite under ./data, loopback, no test-server features.
+    public static let `default` = AppConfig(
+        database: .sqlite(path: "./data/yona.sqlite"), host: "127.0.0.1", port: 8080, publicBaseURL: nil,
+        testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024)
+
+    /// A start-up failure that names the variable and what is wrong with it.
+    public struct Invalid: Error, CustomStringConvertible, Equatable {
+        public let variable: String
+        public let problem: String
+        public var description: String { "configuration error: \(variable) \(problem)" }
+    }
+
+    public static func fromEnvironment(_ env: [String: String]) throws(Invalid) -> AppConfig {
+        var config = AppConfig.default
+        if let url = env["YONA_DATABASE_URL"] { config.database = try parseDatabaseURL(url) }
+        if let host = env["YONA_HOST"] {
+            guard !host.isEmpty else { throw Invalid(variable: "YONA_HOST", problem: "must not be empty") }
+            config.host = host
+        }
+        if let port = env["YONA_PORT"] {
+            guard let value = Int(port), (1...65535).contains(value) else {
+                throw Invalid(variable: "YONA_PORT", problem: "must be a port number 1-65535, got '\(port)'")
+            }
+            config.port = value
+        }
+        if let base = env["YONA_PUBLIC_BASE_URL"] {
+            guard let url = URL(string: base), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw Invalid(variable: "YONA_PUBLIC_BASE_URL", problem: "must be an absolute http(s) URL")
+            }
+            config.publicBaseURL = base.hasSuffix("/") ? String(base.dropLast()) : base
+        }
+        if let flag = env["YONA_TEST_SERVER"] { config.testServer = try parseBool(flag, "YONA_TEST_SERVER") }
+        if let ops = env["YONA_KDF_OPSLIMIT"] {
+            guard let value = UInt64(ops), value >= PasswordHash.Limits.minimumOpsLimit else {
+                throw Invalid(variable: "YONA_KDF_OPSLIMIT", problem: "must be an integer >= \(PasswordHash.Limits.minimumOpsLimit)")
+            }
+            config.kdfLimits.opsLimit = value
+        }
+        if let mem = env["YONA_KDF_MEMLIMIT"] {
+            guard let value = Int(mem), value >= PasswordHash.Limits.minimumMemLimit else {
+                throw Invalid(variable: "YONA_KDF_MEMLIMIT", problem: "must be a byte count >= \(PasswordHash.Limits.minimumMemLimit)")
+            }
+            config.kdfLimits.memLimit = value
+        }
+        if let level = env["YONA_LOG_LEVEL"] {
+            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+            guard levels.contains(level.lowercased()) else {
+                throw Invalid(variable: "YONA_LOG_LEVEL", problem: "must be one of \(levels.joined(separator: ", "))")
+            }
+            config.logLevel = level.lowercased()
+        }
+        return config
+    }
+
+    static func parseDatabaseURL(_ raw: String) throws(Invalid) -> DatabaseTarget {
+        if raw.hasPrefix("sqlite://") {
+            let path = String(raw.dropFirst("sqlite://".count))
+            guard !path.isEmpty, !path.hasSuffix("/") else {
+                throw Invalid(variable: "YONA_DATABASE_URL", problem: "needs a file path, e.g. sqlite://./data/yona.sqlite")
+            }
+            return .sqlite(path: path)
+        }
+        if raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") {
+            guard let url = URL(string: raw), url.host != nil, url.path.count > 1 else {
+                throw Invalid(variable: "YONA_DATABASE_URL", problem: "must look like postgres://user:pass@host:port/db")
+            }
+            return .postgres(url: raw)
+        }
+        throw Invalid(variable: "YONA_DATABASE_URL", problem: "must start with sqlite:// or postgres://")
+    }
+
+    private static func parseBool(_ raw: String, _ name: String) throws(Invalid) -> Bool {
+        switch raw.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no", "": return false
+        default: throw Invalid(variable: name, problem: "must be true or false, got '\(raw)'")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/// Operating systems a device can report; `UNKNOWN` only for the default device made without device fields.
+enum OperatingSystem: String, Codable, Sendable {
+    case android = "ANDROID"
+    case ios = "IOS"
+    case unknown = "UNKNOWN"
+
+    /// What an app may send: only a real platform.
+    init(reported raw: String) throws(YonaError) {
+        guard let os = OperatingSystem(rawValue: raw), os != .unknown else { throw YonaError(.unknownOperatingSystem) }
+        self = os
+    }
+}
+
+/// A device as the app registers it.
+struct NewDevice: Sendable {
+    static let defaultName = "First device"
+
+    let name: String
+    let operatingSystem: OperatingSystem
+    let appVersion: String?
+    let appVersionCode: Int?
+    let firebaseInstanceID: String?
+
+    /// Name rules of api.md: at most 20 characters, no `:`.
+    static func validName(_ name: String) throws(YonaError) -> String {
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 20, !name.contains(":") else {
+            throw YonaError(.invalidDeviceName)
+        }
+        return name
+    }
+
+    static let `default` = NewDevice(
+        name: defaultName, operatingSystem: .unknown, appVersion: nil, appVersionCode: nil, firebaseInstanceID: nil)
+}
+
+/// Everything needed to create a user.
+struct NewUser: Sendable {
+    let firstName: String
+    let lastName: String
+    let nickname: String
+    let mobileNumber: MobileNumber
+    let device: NewDevice
+}

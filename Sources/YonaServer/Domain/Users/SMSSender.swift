@@ -1,0 +1,15 @@
+import Logging
+
+/// Sends texts to mobile numbers. Implementations must never log a number or a code.
+protocol SMSSender: Sendable {
+    func sendConfirmationCode(_ code: String, to number: MobileNumber) async
+}
+
+/// The embedded default: records that a text would have gone out, and nothing of what or to whom.
+struct LogSMSSender: SMSSender {
+    let logger: Logger
+
+    func sendConfirmationCode(_ code: String, to number: MobileNumber) async {
+        logger.info("sms: confirmation code sent", metadata: ["sms_provider": "log"])
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// A user whose private part has been decrypted with the password of the current request.
+/// It lives for that request only.
+struct UnlockedUser: Sendable {
+    let record: User
+    let key: UserKey
+    var privateData: UserPrivateData
+
+    var id: UUID { record.id! }
+    var isConfirmed: Bool { record.mobileNumberConfirmed }
+    var mobileNumber: String { record.mobileNumber }
+}
+
+/// A device of the user joined with its anonymized row; what the owner may see of it.
+struct OwnDevice: Sendable {
+    let device: UserDevice
+    let deviceIndex: Int
+    let operatingSystem: OperatingSystem
+    let appLastOpenedDate: String?
+    let firebaseInstanceID: String?
+}

@@ -1,0 +1,43 @@
+/// The one error type of the product. Domain code throws it; the API maps it to the wire in one place.
+struct YonaError: Error, Equatable, Sendable {
+    let code: ErrorCode
+    /// Only for confirmation failures: how many more tries are left.
+    var remainingAttempts: Int? = nil
+    /// Only for rate limits: seconds until a retry may succeed.
+    var retryAfterSeconds: Int? = nil
+
+    init(_ code: ErrorCode, remainingAttempts: Int? = nil, retryAfterSeconds: Int? = nil) {
+        self.code = code
+        self.remainingAttempts = remainingAttempts
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+}
+
+/// The error codes of the contract (api.md). Clients switch on these strings.
+enum ErrorCode: String, Sendable, CaseIterable {
+    case missingPasswordHeader = "error.missing.password.header"
+    case decryptingData = "error.decrypting.data"
+    case userNotFound = "error.user.not.found.id"
+    case invalidUUID = "error.invalid.uuid"
+    case missingProperty = "error.request.missing.property"
+    case extraProperty = "error.request.extra.property"
+    case userExists = "error.user.exists"
+    case invalidMobileNumber = "error.user.mobile.number.invalid"
+    case mobileNumberNotConfirmed = "error.mobile.number.not.confirmed"
+    case confirmationCodeMismatch = "error.mobile.number.confirmation.code.mismatch"
+    case tooManyFailedConfirmationAttempts = "error.mobile.number.confirmation.code.too.many.failed.attempts"
+    case confirmationCodeNotSet = "error.mobile.number.confirmation.code.not.set"
+    case invalidDeviceName = "error.device.invalid.device.name"
+    case deviceNotFound = "error.device.not.found.id"
+    case unknownOperatingSystem = "error.device.unknown.operating.system"
+    case tooManyRequests = "error.too.many.requests"
+    case invalidJSON = "error.request.invalid.json"
+    case missingRequestParameter = "error.request.missing.request.parameter"
+    case invalidParameter = "error.request.invalid.parameter"
+    case invalidAppVersionHeader = "error.request.with.invalid.app.version.header"
+    case unknownPath = "error.request.unknown.path"
+    case methodNotAllowed = "error.request.method.not.allowed"
+    case tooLarge = "error.request.too.large"
+    case unsupportedMediaType = "error.request.unsupported.media.type"
+    case unexpected = "error.unexpected"
+}

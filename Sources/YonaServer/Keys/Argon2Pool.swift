@@ -1,0 +1,26 @@
+import NIOPosix
+import YonaCrypto
+
+/// Runs Argon2id on NIO's blocking thread pool, never on an event loop, with at most `maxConcurrent`
+/// derivations at a time so that memory stays bounded (each one takes `limits.memLimit` bytes).
+final class Argon2Pool: Sendable {
+    let limits: PasswordHash.Limits
+    private let threadPool: NIOThreadPool
+    private let permits: AsyncSemaphore
+
+    init(limits: PasswordHash.Limits, threadPool: NIOThreadPool, memoryBudget: Int = 512 * 1024 * 1024) {
+        self.limits = limits
+        self.threadPool = threadPool
+        self.permits = AsyncSemaphore(permits: max(1, memoryBudget / max(limits.memLimit, 1)))
+    }
+
+    var maxConcurrent: Int { permits.capacity }
+
+    func deriveKey(password: [UInt8], salt: [UInt8]) async throws -> SymmetricKey {
+        try await permits.withPermit {
+            try await threadPool.runIfActive { [limits] in
+                try PasswordHash.deriveKey(password: password, salt: salt, limits: limits)
+            }
+        }
+    }
+}

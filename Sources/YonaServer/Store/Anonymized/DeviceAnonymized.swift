@@ -1,0 +1,35 @@
+import Fluent
+import Foundation
+
+/// The anonymized device table: what a push or the classifier needs about a device, nothing about whose it is.
+final class DeviceAnonymized: Model, @unchecked Sendable {
+    static let schema = "devices_anonymized"
+
+    // managed
+    @ID(key: .id) var id: UUID?
+
+    // data
+    @Field(key: "device_index") var deviceIndex: Int
+    @Field(key: "operating_system") var operatingSystem: String
+    @OptionalField(key: "app_version") var appVersion: String?
+    @OptionalField(key: "app_version_code") var appVersionCode: Int?
+    @OptionalField(key: "firebase_instance_id") var firebaseInstanceID: String?
+    /// A day (`yyyy-MM-dd`), not an instant: coarse on purpose.
+    @OptionalField(key: "app_last_opened_date") var appLastOpenedDate: String?
+
+    // relationships
+    @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized
+
+    init() {}
+
+    init(id: UUID, userAnonymizedID: UUID, deviceIndex: Int, operatingSystem: String,
+         appVersion: String?, appVersionCode: Int?, firebaseInstanceID: String?) {
+        self.id = id
+        self.$userAnonymized.id = userAnonymizedID
+        self.deviceIndex = deviceIndex
+        self.operatingSystem = operatingSystem
+        self.appVersion = appVersion
+        self.appVersionCode = appVersionCode
+        self.firebaseInstanceID = firebaseInstanceID
+    }
+}

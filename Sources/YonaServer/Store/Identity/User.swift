@@ -1,0 +1,30 @@
+import Fluent
+import Foundation
+
+/// Identity side: who a person is. Everything personal beyond the mobile number is in `privateData`,
+/// encrypted under the user's key; that ciphertext is also the only bridge to the anonymized side.
+final class User: Model, @unchecked Sendable {
+    static let schema = "users"
+
+    // managed
+    @ID(key: .id) var id: UUID?
+
+    // data
+    @Field(key: "mobile_number") var mobileNumber: String
+    @Field(key: "mobile_number_confirmed") var mobileNumberConfirmed: Bool
+    @Field(key: "key_salt") var keySalt: Data
+    @Field(key: "private_data") var privateData: Data
+    @OptionalField(key: "confirmation_code") var confirmationCode: Data?
+    @Field(key: "confirmation_failed_attempts") var confirmationFailedAttempts: Int
+
+    init() {}
+
+    init(id: UUID, mobileNumber: String, keySalt: Data, privateData: Data) {
+        self.id = id
+        self.mobileNumber = mobileNumber
+        self.mobileNumberConfirmed = false
+        self.keySalt = keySalt
+        self.privateData = privateData
+        self.confirmationFailedAttempts = 0
+    }
+}

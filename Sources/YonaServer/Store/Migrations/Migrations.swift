@@ -1,0 +1,10 @@
+import Fluent
+
+/// Every schema change, in the order it is applied. Append only.
+enum YonaMigrations {
+    static let all: [any Migration] = [
+        CreateUsers(),
+        CreateUsersAnonymized(),
+        CreateDevicesAnonymized(),
+    ]
+}

@@ -1,0 +1,3 @@
+import YonaServer
+
+await Entrypoint.main()

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// api.md "Conventions" and the request-level rows of "Errors": bad input is a 4xx with a body, never a 500.
+@Suite struct ContractTests {
+    @Test func malformedBodiesGetClearErrors() async throws {
+        try await withServer(.sqlite) { server in
+            let cases: [(String, Data, String?, Int, String)] = [
+                ("not JSON", Data("{nope".utf8), "application/json", 400, "error.request.invalid.json"),
+                ("JSON array", Data("[1,2]".utf8), "application/json", 400, "error.request.invalid.json"),
+                ("empty body", Data(), "application/json", 400, "error.request.invalid.json"),
+                ("not JSON media type", Data("firstName=a".utf8), "application/x-www-form-urlencoded", 415, "error.request.unsupported.media.type"),
+                ("no media type", Data("{}".utf8), nil, 415, "error.request.unsupported.media.type"),
+                ("too large", Data(("{\"firstName\":\"" + String(repeating: "a", count: 70_000) + "\"}").utf8), "application/json", 413, "error.request.too.large"),
+            ]
+            for (name, body, contentType, status, code) in cases {
+                let response = try await server.request(.POST, "/users/", body: body, contentType: contentType)
+                #expect(response.status == status, "\(name)")
+                #expect(response.errorCode == code, "\(name): \(response.text)")
+                #expect(response.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true, "\(name)")
+            }
+        }
+    }
+
+    @Test func unknownPathsAndWrongMethods() async throws {
+        try await withServer(.sqlite) { server in
+            let unknown = try await server.request(.GET, "/nothing/here")
+            #expect(unknown.status == 404)
+            #expect(unknown.errorCode == "error.request.unknown.path")
+            let wrongMethod = try await server.request(.PATCH, "/users/\(UUID())")
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.errorCode == "error.request.method.not.allowed")
+            let wrongMethodOnCollection = try await server.request(.GET, "/users/")
+            #expect(wrongMethodOnCollection.status == 405)
+        }
+    }
+
+    @Test func appVersionHeaderIsChecked() async throws {
+        try await withServer(.sqlite) { server in
+            for bad in ["ANDROID", "WINDOWS/1/1.0", "IOS/x/1.0", "IOS/1/", "IOS/1/1.0/extra"] {
+                let response = try await server.request(.GET, "/health", headers: [("Yona-App-Version", bad)])
+                #expect(response.status == 400, "\(bad)")
+                #expect(response.errorCode == "error.request.with.invalid.app.version.header", "\(bad)")
+            }
+            let good = try await server.request(.GET, "/health", headers: [("Yona-App-Version", "IOS/123/1.2.3")])
+            #expect(good.status == 200)
+        }
+    }
+
+    @Test func correlationIDAndLocaleAreOnEveryResponse() async throws {
+        try await withServer(.sqlite) { server in
+            let traced = try await server.request(.GET, "/nothing", headers: [("x-b3-traceid", "80f198ee56343ba864fe8b2a57d3eff7"), ("Accept-Language", "nl-NL,en;q=0.5")])
+            #expect(traced.headers.first(name: "X-Correlation-Id") == "80f198ee56343ba864fe8b2a57d3eff7")
+            #expect(traced.json["correlationId"] as? String == "80f198ee56343ba864fe8b2a57d3eff7")
+            #expect(traced.headers.first(name: "Content-Language") == "nl-NL")
+            #expect(traced.json["message"] as? String == ErrorCode.unknownPath.message(in: .nlNL))
+            let plain = try await server.request(.GET, "/health", headers: [("Accept-Language", "fr-FR")])
+            #expect(plain.headers.first(name: "Content-Language") == "en-US")
+            #expect((plain.headers.first(name: "X-Correlation-Id") ?? "").count == 16)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func healthAndReadiness(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            #expect(try await server.request(.GET, "/health").status == 200)
+            let ready = try await server.request(.GET, "/ready")
+            #expect(ready.status == 200)
+            #expect(ready.json["status"] as? String == "UP")
+        }
+    }
+}
+
+@Suite struct WireFormatTests {
+    @Test func timestampsUseTheYonaFormatInUTC() {
+        let date = Date(timeIntervalSince1970: 1_771_882_138.5565) // milliseconds are truncated, as Java does
+        #expect(YonaDateFormat.timestamp(date) == "2026-02-23T21:28:58.556+0000")
+        #expect(YonaDateFormat.day(date) == "2026-02-23")
+    }
+
+    @Test func localeFollowsAcceptLanguage() {
+        #expect(YonaLocale.pick(acceptLanguage: nil) == .enUS)
+        #expect(YonaLocale.pick(acceptLanguage: "nl") == .nlNL)
+        #expect(YonaLocale.pick(acceptLanguage: "fr-FR, nl-NL;q=0.8, en-US;q=0.9") == .enUS)
+        #expect(YonaLocale.pick(acceptLanguage: "de-DE") == .enUS)
+        #expect(YonaLocale.pick(acceptLanguage: "en-US;q=0, nl-NL;q=0.1") == .nlNL)
+    }
+
+    @Test func everyErrorCodeHasTwoDistinctTexts() {
+        for code in ErrorCode.allCases {
+            #expect(!code.message(in: .enUS).isEmpty)
+            #expect(code.message(in: .enUS) != code.message(in: .nlNL), "\(code)")
+        }
+    }
+
+    @Test func mobileNumberRules() throws {
+        for good in ["+31612345678", "+14155550123", "+35312345678", "+447911123456"] {
+            #expect(throws: Never.self) { try MobileNumber(good) }
+        }
+        for bad in ["+310612345678", "+4407911123456", "0612345678", "+31", "+3161234567890123", "+31 612345678", "+0123456789"] {
+            #expect(throws: YonaError(.invalidMobileNumber)) { try MobileNumber(bad) }
+        }
+        #expect(try MobileNumber("+31612345678").description == "MobileNumber(redacted)")
+    }
+}

@@ -1,0 +1,100 @@
+import Fluent
+import Foundation
+import SQLKit
+import Testing
+@testable import YonaServer
+
+/// privacy.md "The split store": a full copy of the database, without passwords, must not tell who anyone
+/// is beyond the mobile number, nor join a number to its anonymized part.
+@Suite struct DatabaseDumpTests {
+    struct Created {
+        let user: TestUser
+        let lastName: String
+        let instanceID: String
+        let userAnonymizedID: String
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func dumpRevealsNoNamesPasswordsOrJoinPath(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: users with names nobody else would have
+            var created: [Created] = []
+            for index in 0..<3 {
+                let marker = "Qx\(index)\(UInt32.random(in: 100_000...999_999))"
+                let instanceID = "fiid-\(marker)-token"
+                let user = try await server.createUser(
+                    firstName: "Zebediah\(marker)", nickname: "Zed\(marker)",
+                    extra: ["lastName": "Quartermain\(marker)", "deviceName": "Phone", "deviceOperatingSystem": "ANDROID",
+                            "deviceAppVersion": "1.0", "deviceAppVersionCode": 7, "deviceFirebaseInstanceId": instanceID])
+                let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+                let vpnLogin = try #require(value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "vpnProfile", "vpnLoginID") as? String)
+                let anonymizedID = try #require(vpnLogin.split(separator: "$").first.map(String.init))
+                created.append(Created(user: user, lastName: "Quartermain\(marker)", instanceID: instanceID, userAnonymizedID: anonymizedID))
+            }
+
+            // act: take the dump an attacker would take
+            let dump: Data
+            switch server.database {
+            case .sqlite:
+                try await (server.app.db as! any SQLDatabase).raw("PRAGMA wal_checkpoint(FULL)").run()
+                dump = ["", "-wal", "-journal"].compactMap { FileManager.default.contents(atPath: server.databaseLocation + $0) }
+                    .reduce(Data(), +)
+            case .postgres:
+                dump = try PostgresAdmin.dump(server.databaseLocation)
+            }
+
+            // check: the dump is real (it holds the numbers) and holds none of the secrets
+            #expect(dump.count > 1000)
+            for item in created {
+                #expect(dump.range(of: Data(item.user.mobileNumber.utf8)) != nil, "the dump should contain the (allowed) numbers")
+                for secret in [item.user.firstName, item.lastName, item.user.nickname, item.user.password] {
+                    #expect(dump.range(of: Data(secret.utf8)) == nil, "found a personal value in the \(db) dump")
+                }
+            }
+
+            // check: the identity side holds no anonymized id and no Instance ID in any encoding
+            let identityRows = try await allCells(of: User.schema, in: server.app.db)
+            #expect(identityRows.count >= 3 * 6)
+            for item in created {
+                let uuid = try #require(UUID(uuidString: item.userAnonymizedID))
+                let needles: [Data] = [
+                    Data(item.userAnonymizedID.lowercased().utf8), Data(item.userAnonymizedID.uppercased().utf8),
+                    Data(item.userAnonymizedID.replacingOccurrences(of: "-", with: "").utf8), Data(uuid.bytes),
+                    Data(item.instanceID.utf8),
+                ]
+                for cell in identityRows {
+                    for needle in needles { #expect(cell.range(of: needle) == nil, "identity side points at the anonymized side") }
+                }
+                if server.database == .postgres {
+                    let usersBlock = try #require(copyBlock(of: "users", in: dump))
+                    #expect(!usersBlock.contains(item.userAnonymizedID.lowercased()))
+                    #expect(copyBlock(of: "devices_anonymized", in: dump)?.contains(item.instanceID) == true)
+                }
+            }
+        }
+    }
+
+    /// Every cell of a table as bytes, whatever its SQL type.
+    private func allCells(of table: String, in db: any Database) async throws -> [Data] {
+        let rows = try await (db as! any SQLDatabase).raw("SELECT * FROM \(ident: table)").all()
+        return rows.flatMap { row in
+            row.allColumns.compactMap { column -> Data? in
+                if let data = try? row.decode(column: column, as: Data.self) { return data }
+                if let text = try? row.decode(column: column, as: String.self) { return Data(text.utf8) }
+                if let uuid = try? row.decode(column: column, as: UUID.self) { return Data(uuid.uuidString.utf8) }
+                if let number = try? row.decode(column: column, as: Int.self) { return Data(String(number).utf8) }
+                if let flag = try? row.decode(column: column, as: Bool.self) { return Data(String(flag).utf8) }
+                return nil
+            }
+        }
+    }
+
+    /// The data lines of one table in a pg_dump.
+    private func copyBlock(of table: String, in dump: Data) -> String? {
+        let text = String(decoding: dump, as: UTF8.self)
+        guard let start = text.range(of: "COPY public.\(table) ") else { return nil }
+        let rest = text[start.upperBound...]
+        let end = rest.range(of: "\n\\.\n")?.lowerBound ?? rest.endIndex
+        return String(rest[..<end])
+    }
+}

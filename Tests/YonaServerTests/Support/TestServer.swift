@@ -1,0 +1,190 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+import Vapor
+@testable import YonaServer
+
+/// The databases every store-touching test runs on. PostgreSQL joins when `scripts/test` has started one
+/// (`YONA_TEST_POSTGRES_URL`); with `YONA_TEST_REQUIRE_POSTGRES=1` its absence fails the run instead of
+/// silently shrinking it.
+enum TestDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static let available: [TestDatabase] = {
+        let env = ProcessInfo.processInfo.environment
+        let required = env["YONA_TEST_REQUIRE_POSTGRES"] == "1"
+        return env["YONA_TEST_POSTGRES_URL"] != nil || required ? [.sqlite, .postgres] : [.sqlite]
+    }()
+}
+
+struct TestSetupError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A real server on a loopback port over a fresh, real database, driven over real HTTP.
+final class TestServer: Sendable {
+    let app: Application
+    let baseURL: String
+    let database: TestDatabase
+    /// The SQLite file, or the PostgreSQL URL of this test's own database.
+    let databaseLocation: String
+    private let cleanup: @Sendable () async -> Void
+
+    private init(app: Application, baseURL: String, database: TestDatabase, databaseLocation: String,
+                 cleanup: @escaping @Sendable () async -> Void) {
+        self.app = app
+        self.baseURL = baseURL
+        self.database = database
+        self.databaseLocation = databaseLocation
+        self.cleanup = cleanup
+    }
+
+    static func start(_ database: TestDatabase, adjust: (inout AppConfig) -> Void = { _ in }) async throws -> TestServer {
+        var config = AppConfig.default
+        config.testServer = true
+        config.port = 0
+        config.kdfLimits = .init(opsLimit: 1, memLimit: 8192)
+        let location: String
+        let dropDatabase: @Sendable () async -> Void
+        switch database {
+        case .sqlite:
+            location = FileManager.default.temporaryDirectory
+                .appendingPathComponent("yona-test-\(UUID().uuidString).sqlite").path
+            config.database = .sqlite(path: location)
+            dropDatabase = {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: location + suffix) }
+            }
+        case .postgres:
+            guard let admin = ProcessInfo.processInfo.environment["YONA_TEST_POSTGRES_URL"] else {
+                throw TestSetupError(description: "YONA_TEST_REQUIRE_POSTGRES=1 but YONA_TEST_POSTGRES_URL is not set")
+            }
+            let name = "yona_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+            try PostgresAdmin.run(sql: "CREATE DATABASE \(name)", adminURL: admin)
+            location = PostgresAdmin.url(admin, database: name)
+            config.database = .postgres(url: location)
+            dropDatabase = { try? PostgresAdmin.run(sql: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)", adminURL: admin) }
+        }
+        adjust(&config)
+
+        let app = try await Application.make(.testing)
+        do {
+            try await configure(app, config: config)
+            try await app.autoMigrate()
+            try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+        } catch {
+            try? await app.asyncShutdown()
+            await dropDatabase()
+            throw error
+        }
+        guard let port = app.http.server.shared.localAddress?.port else {
+            throw TestSetupError(description: "server has no port")
+        }
+        return TestServer(app: app, baseURL: "http://127.0.0.1:\(port)", database: database,
+                          databaseLocation: location, cleanup: dropDatabase)
+    }
+
+    func stop() async {
+        await app.server.shutdown()
+        try? await app.asyncShutdown()
+        await cleanup()
+    }
+
+    /// Sends one request and collects the whole answer.
+    func request(_ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
+                 json: Any? = nil, body: Data? = nil, contentType: String? = "application/json") async throws -> APIResponse {
+        var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let payload = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? body
+        if let payload {
+            if let contentType { request.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
+            request.body = .bytes(ByteBuffer(data: payload))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        return APIResponse(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+    }
+}
+
+/// Runs `body` against a fresh server and always tears it down.
+func withServer(_ database: TestDatabase, adjust: (inout AppConfig) -> Void = { _ in },
+                _ body: (TestServer) async throws -> Void) async throws {
+    let server = try await TestServer.start(database, adjust: adjust)
+    do {
+        try await body(server)
+    } catch {
+        await server.stop()
+        throw error
+    }
+    await server.stop()
+}
+
+struct APIResponse: Sendable {
+    let status: Int
+    let headers: HTTPHeaders
+    let body: Data
+
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The contract's error code of an error body.
+    var errorCode: String? { json["code"] as? String }
+}
+
+/// Reads a value at a path of keys and array indexes, e.g. `["_embedded", "yona:devices", "_embedded", "yona:devices", 0]`.
+func value(_ root: Any?, _ path: Any...) -> Any? {
+    var current = root
+    for step in path {
+        switch step {
+        case let key as String: current = (current as? [String: Any])?[key]
+        case let index as Int:
+            guard let array = current as? [Any], array.indices.contains(index) else { return nil }
+            current = array[index]
+        default: return nil
+        }
+    }
+    return current
+}
+
+/// psql and pg_dump against the throwaway PostgreSQL that scripts/test started.
+enum PostgresAdmin {
+    static func url(_ adminURL: String, database: String) -> String {
+        var components = URLComponents(string: adminURL)!
+        components.path = "/" + database
+        return components.string!
+    }
+
+    static func run(sql: String, adminURL: String) throws {
+        _ = try tool("psql", [adminURL, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+    }
+
+    static func dump(_ url: String) throws -> Data {
+        try tool("pg_dump", ["--no-owner", url])
+    }
+
+    static func tool(_ name: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [name] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestSetupError(description: "\(name) failed: \(String(decoding: errors, as: UTF8.self))")
+        }
+        return data
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// api.md "Errors": every user-related row of the table, with its status and code.
+@Suite struct UserErrorTests {
+    @Test(arguments: TestDatabase.available)
+    func passwordAndIdentifierErrors(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser()
+            let cases: [(String, String, [(String, String)], Int, String)] = [
+                ("missing password", user.profilePath, [], 400, "error.missing.password.header"),
+                ("wrong password", user.profilePath, [("Yona-Password", String(user.password.reversed()))], 400, "error.decrypting.data"),
+                ("garbage password", user.profilePath, [("Yona-Password", "not a password")], 400, "error.decrypting.data"),
+                ("unknown user", "/users/\(UUID())?requestingUserId=\(UUID())", user.passwordHeader, 400, "error.user.not.found.id"),
+                ("malformed path id", "/users/nope?requestingUserId=\(user.id)", user.passwordHeader, 400, "error.invalid.uuid"),
+                ("malformed query id", "/users/\(user.id)?requestingUserId=nope", user.passwordHeader, 400, "error.invalid.uuid"),
+                ("missing requestingUserId", user.path, user.passwordHeader, 400, "error.request.missing.request.parameter"),
+                ("unknown requesting device", "\(user.profilePath)&requestingDeviceId=\(UUID())", user.passwordHeader, 404, "error.device.not.found.id"),
+            ]
+            for (name, path, headers, status, code) in cases {
+                let response = try await server.request(.GET, path, headers: headers)
+                #expect(response.status == status, "\(name)")
+                #expect(response.errorCode == code, "\(name): \(response.text)")
+                #expect(response.json["correlationId"] as? String != nil, "\(name)")
+                #expect((response.json["message"] as? String)?.isEmpty == false, "\(name)")
+            }
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func createBodyErrors(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let existing = try await server.createUser()
+            let valid: [String: Any] = ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": randomMobileNumber()]
+            func with(_ changes: [String: Any?]) -> [String: Any] {
+                var body = valid
+                for (key, value) in changes { body[key] = value }
+                return body
+            }
+            let device: [String: Any] = ["deviceName": "Phone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1]
+            let cases: [(String, [String: Any], String)] = [
+                ("extra property", with(["favouriteColour": "red"]), "error.request.extra.property"),
+                ("missing property", with(["nickname": nil]), "error.request.missing.property"),
+                ("blank property", with(["firstName": "  "]), "error.request.missing.property"),
+                ("number already registered", with(["mobileNumber": existing.mobileNumber]), "error.user.exists"),
+                ("number with trunk zero", with(["mobileNumber": "+310612345678"]), "error.user.mobile.number.invalid"),
+                ("number without plus", with(["mobileNumber": "0612345678"]), "error.user.mobile.number.invalid"),
+                ("number with letters", with(["mobileNumber": "+31612abc678"]), "error.user.mobile.number.invalid"),
+                ("partial device fields", with(["deviceName": "Phone"]), "error.request.missing.property"),
+                ("unknown operating system", with(device.merging(["deviceOperatingSystem": "WINDOWS"]) { $1 }), "error.device.unknown.operating.system"),
+                ("device name too long", with(device.merging(["deviceName": String(repeating: "x", count: 21)]) { $1 }), "error.device.invalid.device.name"),
+                ("device name with colon", with(device.merging(["deviceName": "a:b"]) { $1 }), "error.device.invalid.device.name"),
+                ("wrong type", with(["firstName": 12]), "error.request.invalid.json"),
+            ]
+            for (name, body, code) in cases {
+                let response = try await server.request(.POST, "/users/", json: body)
+                #expect(response.status == 400, "\(name)")
+                #expect(response.errorCode == code, "\(name): \(response.text)")
+            }
+            // Nothing of the refused attempts was stored.
+            #expect(try await User.query(on: server.app.db).count() == 1)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func fiveWrongCodesCountDownAndThenLock(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup
+            let user = try await server.createUser(confirm: false)
+            let confirmPath = "\(user.path)/confirmMobileNumber"
+            // act + check: 4, 3, 2, 1, 0 remaining
+            for remaining in [4, 3, 2, 1, 0] {
+                let wrong = try await server.request(.POST, confirmPath, headers: user.passwordHeader, json: ["code": "9999"])
+                #expect(wrong.status == 400)
+                #expect(wrong.errorCode == "error.mobile.number.confirmation.code.mismatch")
+                #expect(wrong.json["remainingAttempts"] as? Int == remaining)
+            }
+            // then locked, even for the right code
+            let locked = try await server.request(.POST, confirmPath, headers: user.passwordHeader, json: ["code": "1234"])
+            #expect(locked.status == 400)
+            #expect(locked.errorCode == "error.mobile.number.confirmation.code.too.many.failed.attempts")
+            let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+            #expect(value(profile.json, "_links", "yona:confirmMobileNumber") != nil)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func parallelWrongCodesNeverGetMoreThanFiveTries(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser(confirm: false)
+            let codes = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                                                 json: ["code": "9999"]).errorCode
+                    }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(codes.filter { $0 == "error.mobile.number.confirmation.code.mismatch" }.count == 5)
+            #expect(codes.filter { $0 == "error.mobile.number.confirmation.code.too.many.failed.attempts" }.count == 7)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func updateErrors(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser()
+            let other = try await server.createUser()
+            let body: [String: Any] = ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": other.mobileNumber]
+            let taken = try await server.request(.PUT, user.path, headers: user.passwordHeader, json: body)
+            #expect(taken.errorCode == "error.user.exists")
+            let noPassword = try await server.request(.PUT, user.path, json: body)
+            #expect(noPassword.errorCode == "error.missing.password.header")
+            let extra = try await server.request(.PUT, user.path, headers: user.passwordHeader, json: body.merging(["x": 1]) { $1 })
+            #expect(extra.errorCode == "error.request.extra.property")
+            let wrongPassword = try await server.request(.DELETE, user.path, headers: other.passwordHeader)
+            #expect(wrongPassword.errorCode == "error.decrypting.data")
+            let stillThere = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+            #expect(stillThere.status == 200)
+        }
+    }
+}

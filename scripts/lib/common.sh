@@ -1,0 +1,56 @@
+# Shared by scripts/run, scripts/test and scripts/bench. Source it; it defines functions only.
+
+# The Debian packages the server builds against (operations.md).
+YONA_DEBIAN_PACKAGES=(libsodium-dev libpq-dev libcurl4-openssl-dev libssl-dev pkg-config)
+
+# Installs whichever of the given Debian packages are missing (apt-get update first, as Debian wants).
+yona_install_packages() {
+    local missing=()
+    local pkg
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# A free TCP port on loopback.
+yona_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Starts a throwaway PostgreSQL (initdb + pg_ctl as the postgres user, trust auth, loopback only) and
+# exports YONA_PG_URL and YONA_PG_DIR. Stop it with yona_stop_postgres.
+yona_start_postgres() {
+    local bin
+    bin=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -n 1 || true)")
+    if [ ! -x "$bin/initdb" ]; then
+        yona_install_packages postgresql
+        bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | tail -n 1)")
+    fi
+    yona_install_packages postgresql-client
+    id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+    YONA_PG_DIR=$(mktemp -d /tmp/yona-pg.XXXXXX)
+    chown postgres "$YONA_PG_DIR"
+    local port
+    port=$(yona_free_port)
+    runuser -u postgres -- "$bin/initdb" -D "$YONA_PG_DIR/data" -A trust -U postgres -E UTF8 >"$YONA_PG_DIR/initdb.log" 2>&1 \
+        || { cat "$YONA_PG_DIR/initdb.log" >&2; return 1; }
+    runuser -u postgres -- "$bin/pg_ctl" -D "$YONA_PG_DIR/data" -l "$YONA_PG_DIR/server.log" -w \
+        -o "-p $port -k $YONA_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" start >/dev/null \
+        || { cat "$YONA_PG_DIR/server.log" >&2; return 1; }
+    YONA_PG_BIN=$bin
+    YONA_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+    export YONA_PG_DIR YONA_PG_URL YONA_PG_BIN
+    echo "throwaway PostgreSQL on 127.0.0.1:$port" >&2
+}
+
+yona_stop_postgres() {
+    [ -n "${YONA_PG_DIR:-}" ] || return 0
+    runuser -u postgres -- "$YONA_PG_BIN/pg_ctl" -D "$YONA_PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$YONA_PG_DIR"
+}
