@@ -32,7 +32,31 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.middleware.use(ErrorMappingMiddleware())
     app.middleware.use(AppVersionHeaderMiddleware())
 
+    app.lifecycle.use(NewDeviceRequestPurger())
     routes(app)
+}
+
+/// Deletes expired new-device requests every few minutes while the app runs.
+struct NewDeviceRequestPurger: LifecycleHandler {
+    private final class Box: @unchecked Sendable { var task: Task<Void, Never>? }
+    private let box = Box()
+
+    func didBootAsync(_ app: Application) async throws {
+        let interval = min(600, max(1, app.yona.config.newDeviceRequestLifetime / 4))
+        box.task = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(interval))
+                let service = NewDeviceRequestService(db: app.db, users: UserService(db: app.db, sms: app.yona.sms, testServer: false),
+                                                      argon2: app.yona.argon2, lifetime: app.yona.config.newDeviceRequestLifetime)
+                try? await service.purgeExpired()
+            }
+        }
+    }
+
+    func shutdownAsync(_ app: Application) async {
+        box.task?.cancel()
+        _ = await box.task?.value
+    }
 }
 
 /// The long-lived collaborators of the domain, made once at start-up.
@@ -59,6 +83,24 @@ extension Application {
 extension Request {
     var users: UserService {
         UserService(db: db, sms: application.yona.sms, testServer: application.yona.config.testServer)
+    }
+
+    var devices: DeviceService { DeviceService(db: db, users: users) }
+
+    var newDeviceRequests: NewDeviceRequestService {
+        NewDeviceRequestService(db: db, users: users, argon2: application.yona.argon2,
+                                lifetime: application.yona.config.newDeviceRequestLifetime)
+    }
+
+    /// Counts an attempt against the per-client limit and, when a number is involved, the per-number one.
+    func limitAttempts(number: String?) async throws {
+        let config = application.yona.config
+        var limits = [(RateLimiter.Limit(name: "client", max: config.rateLimitPerClientPerMinute, window: 60),
+                       ClientAddress.of(self, trustedProxies: config.trustedProxies))]
+        if let number {
+            limits.append((RateLimiter.Limit(name: "number", max: config.rateLimitPerNumberPerHour, window: 3600), number))
+        }
+        try await RateLimiter(db: db).hit(limits)
     }
 
     var rendering: UserRendering {

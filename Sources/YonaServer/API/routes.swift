@@ -4,4 +4,6 @@ import Vapor
 func routes(_ app: Application) {
     HealthController.register(app)
     UsersController.register(app)
+    DevicesController.register(app)
+    NewDeviceRequestsController.register(app)
 }

@@ -16,11 +16,19 @@ public struct AppConfig: Sendable {
     public var kdfLimits: PasswordHash.Limits
     public var logLevel: String
     public var maxBodyBytes: Int
+    /// Proxies whose `X-Forwarded-For` is believed (privacy.md "Abuse limits").
+    var trustedProxies: [CIDR]
+    public var rateLimitPerClientPerMinute: Int
+    public var rateLimitPerNumberPerHour: Int
+    /// How long a new-device request stays usable.
+    public var newDeviceRequestLifetime: TimeInterval
 
     /// The embedded default: SQLite under ./data, loopback, no test-server features.
     public static let `default` = AppConfig(
         database: .sqlite(path: "./data/yona.sqlite"), host: "127.0.0.1", port: 8080, publicBaseURL: nil,
-        testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024)
+        testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024,
+        trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10,
+        newDeviceRequestLifetime: 86_400)
 
     /// A start-up failure that names the variable and what is wrong with it.
     public struct Invalid: Error, CustomStringConvertible, Equatable {
@@ -68,7 +76,30 @@ public struct AppConfig: Sendable {
             }
             config.logLevel = level.lowercased()
         }
+        if let proxies = env["YONA_TRUSTED_PROXIES"] {
+            config.trustedProxies = try proxies.split(separator: ",").map { item throws(Invalid) in
+                let text = item.trimmingCharacters(in: .whitespaces)
+                guard let cidr = CIDR(text) else {
+                    throw Invalid(variable: "YONA_TRUSTED_PROXIES", problem: "must be a comma-separated CIDR list, '\(text)' is not a CIDR block")
+                }
+                return cidr
+            }
+        }
+        if let raw = env["YONA_RATE_LIMIT_PER_CLIENT_PER_MINUTE"] {
+            config.rateLimitPerClientPerMinute = try positive(raw, "YONA_RATE_LIMIT_PER_CLIENT_PER_MINUTE")
+        }
+        if let raw = env["YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR"] {
+            config.rateLimitPerNumberPerHour = try positive(raw, "YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR")
+        }
+        if let raw = env["YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"] {
+            config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))
+        }
         return config
+    }
+
+    private static func positive(_ raw: String, _ name: String) throws(Invalid) -> Int {
+        guard let value = Int(raw), value > 0 else { throw Invalid(variable: name, problem: "must be a positive integer, got '\(raw)'") }
+        return value
     }
 
     static func parseDatabaseURL(_ raw: String) throws(Invalid) -> DatabaseTarget {

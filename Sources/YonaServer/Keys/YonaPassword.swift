@@ -7,7 +7,7 @@ struct YonaPassword: Sendable, CustomStringConvertible {
     static let byteCount = 32
     let bytes: [UInt8]
 
-    static func generate() -> YonaPassword { YonaPassword(bytes: SecureRandom.bytes(byteCount)) }
+    static func generate() -> YonaPassword { YonaPassword(bytes: SecureRandom.bytes(byteCount))! }
 
     /// Parses the `Yona-Password` header value; nil if it cannot be one of ours.
     init?(header: String) {
@@ -15,7 +15,11 @@ struct YonaPassword: Sendable, CustomStringConvertible {
         bytes = decoded
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    /// A password recovered from storage (the new-device flow); nil unless it has the right length.
+    init?(bytes: [UInt8]) {
+        guard bytes.count == Self.byteCount else { return nil }
+        self.bytes = bytes
+    }
 
     /// The value the app stores and sends back verbatim.
     var wireValue: String { Base64URL.encode(bytes) }

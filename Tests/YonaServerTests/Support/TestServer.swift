@@ -44,14 +44,22 @@ final class TestServer: Sendable {
         self.cleanup = cleanup
     }
 
-    static func start(_ database: TestDatabase, adjust: (inout AppConfig) -> Void = { _ in }) async throws -> TestServer {
+    static func start(_ database: TestDatabase, sharingDatabaseOf other: TestServer? = nil,
+                      adjust: (inout AppConfig) -> Void = { _ in }) async throws -> TestServer {
         var config = AppConfig.default
         config.testServer = true
         config.port = 0
         config.kdfLimits = .init(opsLimit: 1, memLimit: 8192)
+        // Tests create many users from one address; the rate-limit tests lower these again.
+        config.rateLimitPerClientPerMinute = 100_000
+        config.rateLimitPerNumberPerHour = 100_000
         let location: String
         let dropDatabase: @Sendable () async -> Void
         switch database {
+        case _ where other != nil:
+            location = other!.databaseLocation
+            config.database = other!.app.yona.config.database
+            dropDatabase = {}
         case .sqlite:
             location = FileManager.default.temporaryDirectory
                 .appendingPathComponent("yona-test-\(UUID().uuidString).sqlite").path
@@ -75,6 +83,7 @@ final class TestServer: Sendable {
         do {
             try await configure(app, config: config)
             try await app.autoMigrate()
+            try await app.asyncBoot()
             try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         } catch {
             try? await app.asyncShutdown()
@@ -87,6 +96,8 @@ final class TestServer: Sendable {
         return TestServer(app: app, baseURL: "http://127.0.0.1:\(port)", database: database,
                           databaseLocation: location, cleanup: dropDatabase)
     }
+
+    private static let errorSchema = try! JSONSchema.load("error.schema.json")
 
     func stop() async {
         await app.server.shutdown()
@@ -107,7 +118,13 @@ final class TestServer: Sendable {
         }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
-        return APIResponse(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+        let answer = APIResponse(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+        if answer.status >= 400 {
+            // Every error any test provokes must match the contract's error body.
+            let violations = Self.errorSchema.violations(of: answer.body)
+            #expect(violations.isEmpty, "error body of \(method) \(path) violates Schemas/error.schema.json: \(violations)")
+        }
+        return answer
     }
 }
 

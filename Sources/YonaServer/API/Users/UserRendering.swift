@@ -11,8 +11,7 @@ struct UserRendering {
         if user.isConfirmed {
             halLinks.add("yona:messages", links.messages(user.id))
             halLinks.add("yona:newDeviceRequest", links.newDeviceRequest(user.mobileNumber))
-            let deviceItems = devices.map { ownDevice($0, userID: user.id, userAnonymizedID: user.privateData.userAnonymizedID,
-                                                      requestingDeviceID: requestingDeviceID) }
+            let deviceItems = devices.map { ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false) }
             embedded = .init(
                 devices: HALCollection(rel: "yona:devices", items: deviceItems, links: HALLinks(self: links.devices(user.id), topLevel: false)),
                 goals: HALCollection(rel: "yona:goals", items: [], links: HALLinks(self: links.goals(user.id), topLevel: false)),
@@ -29,16 +28,17 @@ struct UserRendering {
             yonaPassword: password, _embedded: embedded, _links: halLinks)
     }
 
-    func ownDevice(_ device: OwnDevice, userID: UUID, userAnonymizedID: UUID, requestingDeviceID: UUID?) -> OwnDeviceDTO {
-        var halLinks = HALLinks(self: links.device(userID, device.device.id), topLevel: false)
-        halLinks.add("edit", links.device(userID, device.device.id))
+    func ownDevice(_ device: OwnDevice, of user: UnlockedUser, requestingDeviceID: UUID?, topLevel: Bool) -> OwnDeviceDTO {
+        var halLinks = HALLinks(self: links.device(user.id, device.device.id), topLevel: topLevel)
+        halLinks.add("edit", links.device(user.id, device.device.id))
+        halLinks.add("yona:postOpenAppEvent", links.device(user.id, device.device.id) + "/openApp")
         return OwnDeviceDTO(
             name: device.device.name, operatingSystem: device.operatingSystem.rawValue,
             registrationTime: YonaDateFormat.timestamp(device.device.registrationTime),
             appLastOpenedDate: device.appLastOpenedDate,
             requestingDevice: device.device.id == requestingDeviceID,
             firebaseInstanceId: device.firebaseInstanceID,
-            vpnProfile: .init(vpnLoginID: "\(userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)"),
+            vpnProfile: .init(vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)"),
             _links: halLinks)
     }
 }

@@ -14,6 +14,7 @@ enum UsersController {
 
     @Sendable static func create(req: Request) async throws -> Response {
         let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        try await req.limitAttempts(number: new.mobileNumber.value)
         let (user, password) = try await req.users.create(new)
         let devices = try await req.users.devices(of: user)
         return try .hal(req.rendering.ownUser(user, devices: devices, password: password.wireValue,
@@ -65,6 +66,7 @@ enum UsersController {
 
     @Sendable static func resendConfirmationCode(req: Request) async throws -> HTTPStatus {
         let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        try await req.limitAttempts(number: user.mobileNumber)
         try await req.users.resendConfirmationCode(user)
         return .noContent
     }

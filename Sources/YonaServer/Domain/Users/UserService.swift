@@ -4,7 +4,8 @@ import SQLKit
 import YonaCrypto
 
 /// Creating, unlocking, confirming, changing and deleting users. Plain domain logic over the store;
-/// it knows nothing of HTTP.
+/// it knows nothing of HTTP. A user row is never `save`d after creation: each change writes only its
+/// own columns, and the private data only through `modifyPrivateData`'s version check.
 struct UserService: Sendable {
     static let maxConfirmationAttempts = 5
     static let privateDataField = "users.private_data"
@@ -54,13 +55,24 @@ struct UserService: Sendable {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
+        return try open(record, key: key)
+    }
+
+    /// Decrypts a loaded record; a key that does not open it is a wrong password.
+    private func open(_ record: User, key: UserKey) throws -> UnlockedUser {
         do {
-            let plaintext = try key.open(EncryptedBlob(bytes: Array(record.privateData)), field: Self.privateDataField, recordID: userID)
+            let plaintext = try key.open(EncryptedBlob(bytes: Array(record.privateData)), field: Self.privateDataField, recordID: record.id!)
             let privateData = try JSONDecoder().decode(UserPrivateData.self, from: Data(plaintext))
             return UnlockedUser(record: record, key: key, privateData: privateData)
         } catch is CryptoError {
             throw YonaError(.decryptingData)
         }
+    }
+
+    /// Unlocks with a password the server recovered itself (the new-device flow).
+    func unlock(userID: UUID, password: YonaPassword) async throws -> UnlockedUser {
+        guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
+        return try open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID))
     }
 
     /// Checks the code; five wrong codes lock it until a new one is sent. The failure count is raised
@@ -76,10 +88,13 @@ struct UserService: Sendable {
             guard let failures else { throw YonaError(.tooManyFailedConfirmationAttempts) }
             throw YonaError(.confirmationCodeMismatch, remainingAttempts: Self.maxConfirmationAttempts - failures)
         }
+        try await User.query(on: db).filter(\.$id == user.id)
+            .set(\.$mobileNumberConfirmed, to: true)
+            .set(\.$confirmationCode, to: nil)
+            .set(\.$confirmationFailedAttempts, to: 0)
+            .update()
         user.record.mobileNumberConfirmed = true
         user.record.confirmationCode = nil
-        user.record.confirmationFailedAttempts = 0
-        try await user.record.save(on: db)
         return user
     }
 
@@ -87,37 +102,66 @@ struct UserService: Sendable {
     func resendConfirmationCode(_ user: UnlockedUser) async throws {
         guard !user.isConfirmed else { throw YonaError(.confirmationCodeNotSet) }
         let code = newConfirmationCode()
-        user.record.confirmationCode = user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data
-        user.record.confirmationFailedAttempts = 0
-        try await user.record.save(on: db)
+        try await User.query(on: db).filter(\.$id == user.id)
+            .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
+            .set(\.$confirmationFailedAttempts, to: 0)
+            .update()
         await sms.sendConfirmationCode(code, to: try MobileNumber(user.mobileNumber))
     }
 
     /// Changes names and number; a new number must be confirmed again.
     func update(_ user: UnlockedUser, firstName: String, lastName: String, nickname: String, mobileNumber: MobileNumber) async throws -> UnlockedUser {
-        var user = user
-        user.privateData.firstName = firstName
-        user.privateData.lastName = lastName
-        user.privateData.nickname = nickname
-        user.record.privateData = try seal(user.privateData, key: user.key, userID: user.id).data
-        var newCode: String?
-        if mobileNumber.value != user.record.mobileNumber {
-            let code = newConfirmationCode()
+        var user = try await modifyPrivateData(user) { data in
+            data.firstName = firstName
+            data.lastName = lastName
+            data.nickname = nickname
+        }
+        guard mobileNumber.value != user.record.mobileNumber else { return user }
+        let code = newConfirmationCode()
+        do {
+            try await User.query(on: db).filter(\.$id == user.id)
+                .set(\.$mobileNumber, to: mobileNumber.value)
+                .set(\.$mobileNumberConfirmed, to: false)
+                .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
+                .set(\.$confirmationFailedAttempts, to: 0)
+                .update()
             user.record.mobileNumber = mobileNumber.value
             user.record.mobileNumberConfirmed = false
-            user.record.confirmationCode = user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data
-            user.record.confirmationFailedAttempts = 0
-            newCode = code
-        }
-        do {
-            try await user.record.save(on: db)
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.userExists)
         }
-        if let newCode { await sms.sendConfirmationCode(newCode, to: mobileNumber) }
+        await sms.sendConfirmationCode(code, to: mobileNumber)
         return user
     }
 
+    /// Applies `change` to the private data and stores it, re-reading and re-applying when another request
+    /// changed it meanwhile (optimistic locking on `private_data_version`), so no change is lost.
+    func modifyPrivateData(_ user: UnlockedUser, on database: (any Database)? = nil,
+                           _ change: (inout UserPrivateData) throws -> Void) async throws -> UnlockedUser {
+        let database = database ?? db
+        guard let sql = database as? any SQLDatabase else { fatalError("Yona needs an SQL database") }
+        var current = user
+        for _ in 0..<8 {
+            var data = current.privateData
+            try change(&data)
+            let sealed = try seal(data, key: current.key, userID: current.id).data
+            let version = current.record.privateDataVersion
+            let row = try await sql.raw("""
+                UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1
+                WHERE id = \(bind: current.id) AND private_data_version = \(bind: version)
+                RETURNING private_data_version
+                """).first()
+            if let row {
+                current.record.privateData = sealed
+                current.record.privateDataVersion = try row.decode(column: "private_data_version", as: Int.self)
+                current.privateData = data
+                return current
+            }
+            guard let fresh = try await User.find(current.id, on: database) else { throw YonaError(.userNotFound) }
+            current = try open(fresh, key: current.key)
+        }
+        throw YonaError(.unexpected)
+    }
     /// Removes the user and, through the link only the user's key can read, the anonymized part.
     func delete(_ user: UnlockedUser) async throws {
         try await db.transaction { tx in

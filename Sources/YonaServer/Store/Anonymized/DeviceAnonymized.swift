@@ -16,6 +16,7 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
     @OptionalField(key: "firebase_instance_id") var firebaseInstanceID: String?
     /// A day (`yyyy-MM-dd`), not an instant: coarse on purpose.
     @OptionalField(key: "app_last_opened_date") var appLastOpenedDate: String?
+    @OptionalField(key: "locale") var locale: String?
 
     // relationships
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized

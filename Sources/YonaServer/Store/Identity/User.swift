@@ -14,6 +14,8 @@ final class User: Model, @unchecked Sendable {
     @Field(key: "mobile_number_confirmed") var mobileNumberConfirmed: Bool
     @Field(key: "key_salt") var keySalt: Data
     @Field(key: "private_data") var privateData: Data
+    /// Raised on every write of `privateData`; a write that finds another version retries.
+    @Field(key: "private_data_version") var privateDataVersion: Int
     @OptionalField(key: "confirmation_code") var confirmationCode: Data?
     @Field(key: "confirmation_failed_attempts") var confirmationFailedAttempts: Int
 
@@ -25,6 +27,7 @@ final class User: Model, @unchecked Sendable {
         self.mobileNumberConfirmed = false
         self.keySalt = keySalt
         self.privateData = privateData
+        self.privateDataVersion = 0
         self.confirmationFailedAttempts = 0
     }
 }

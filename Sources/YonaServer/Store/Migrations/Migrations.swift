@@ -6,5 +6,9 @@ enum YonaMigrations {
         CreateUsers(),
         CreateUsersAnonymized(),
         CreateDevicesAnonymized(),
+        AddPrivateDataVersionToUsers(),
+        AddLocaleToDevicesAnonymized(),
+        CreateNewDeviceRequests(),
+        CreateRateLimitCounters(),
     ]
 }

@@ -1,0 +1,77 @@
+import Vapor
+
+/// `/users/{u}/devices/...`: the owner's devices, the Instance ID the app sends, app-opened events, and
+/// registering a new device with the one-time password.
+enum DevicesController {
+    static let otpHeader = "Yona-NewDeviceRequestPassword"
+
+    static func register(_ routes: any RoutesBuilder) {
+        let devices = routes.grouped("users", ":userID", "devices")
+        devices.get(use: list)
+        devices.post(use: registerWithOneTimePassword)
+        devices.get(":deviceID", use: get)
+        devices.put(":deviceID", use: update)
+        devices.delete(":deviceID", use: delete)
+        devices.post(":deviceID", "openApp", use: openApp)
+    }
+
+    @Sendable static func list(req: Request) async throws -> Response {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
+        let items = try await req.users.devices(of: user).map {
+            req.rendering.ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false)
+        }
+        return try .hal(HALCollection(rel: "yona:devices", items: items, links: HALLinks(self: req.rendering.links.devices(user.id))))
+    }
+
+    @Sendable static func get(req: Request) async throws -> Response {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let deviceID = try req.uuidParameter("deviceID")
+        let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
+        let device = try await req.devices.device(deviceID, of: user)
+        return try .hal(req.rendering.ownDevice(device, of: user, requestingDeviceID: requestingDeviceID, topLevel: true))
+    }
+
+    @Sendable static func update(req: Request) async throws -> Response {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let deviceID = try req.uuidParameter("deviceID")
+        let body = try req.decodeStrict(UpdateDeviceRequest.self)
+        let name = try NewDevice.validName(try requireText(body.name))
+        let instanceID = try body.firebaseInstanceId.map(FirebaseInstanceID.validated)
+        let updated = try await req.devices.update(deviceID, of: user, name: name, firebaseInstanceID: instanceID)
+        let device = try await req.devices.device(deviceID, of: updated)
+        return try .hal(req.rendering.ownDevice(device, of: updated, requestingDeviceID: deviceID, topLevel: true))
+    }
+
+    @Sendable static func delete(req: Request) async throws -> HTTPStatus {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        try await req.devices.delete(try req.uuidParameter("deviceID"), of: user)
+        return .noContent
+    }
+
+    @Sendable static func openApp(req: Request) async throws -> HTTPStatus {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let deviceID = try req.uuidParameter("deviceID")
+        let body = try req.decodeStrict(OpenAppRequest.self)
+        guard let appVersionCode = body.appVersionCode else { throw YonaError(.missingProperty) }
+        try await req.devices.recordAppOpened(
+            deviceID, of: user, operatingSystem: try OperatingSystem(reported: try requireText(body.operatingSystem)),
+            appVersion: try requireText(body.appVersion), appVersionCode: appVersionCode,
+            locale: req.context.locale.rawValue, on: YonaDateFormat.day(Date()))
+        return .noContent
+    }
+
+    /// Step 4 of the new-device flow: the OTP recovers the password, which unlocks the user to add the device.
+    @Sendable static func registerWithOneTimePassword(req: Request) async throws -> Response {
+        let userID = try req.uuidParameter("userID")
+        guard let record = try await User.find(userID, on: req.db) else { throw YonaError(.userNotFound) }
+        try await req.limitAttempts(number: record.mobileNumber)
+        let new = try req.decodeStrict(RegisterDeviceRequest.self).toNewDevice()
+        let password = try await req.newDeviceRequests.open(userID: userID, oneTimePassword: req.headers.first(name: otpHeader))
+        let user = try await req.users.unlock(userID: userID, password: password)
+        let (updated, device) = try await req.devices.add(new, to: user)
+        return try .hal(req.rendering.ownUser(updated, devices: try await req.users.devices(of: updated),
+                                              password: password.wireValue, requestingDeviceID: device.id),
+                        status: .created)
+    }
+}

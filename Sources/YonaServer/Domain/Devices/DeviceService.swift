@@ -1,0 +1,90 @@
+import Fluent
+import Foundation
+
+/// A user's devices: the name and link in the encrypted private data, everything a push or the classifier
+/// needs on the anonymized row.
+struct DeviceService: Sendable {
+    let db: any Database
+    let users: UserService
+
+    func device(_ deviceID: UUID, of user: UnlockedUser) async throws -> OwnDevice {
+        guard let device = try await users.devices(of: user).first(where: { $0.device.id == deviceID }) else {
+            throw YonaError(.deviceNotFound)
+        }
+        return device
+    }
+
+    /// Adds a device at the first free index of the user's anonymized side.
+    func add(_ new: NewDevice, to user: UnlockedUser) async throws -> (UnlockedUser, UserDevice) {
+        try Self.checkNameIsFree(new.name, in: user.privateData, except: nil)
+        let device = UserDevice(id: UUID(), name: new.name, deviceAnonymizedID: UUID(), registrationTime: Date())
+        let anonymizedID = user.privateData.userAnonymizedID
+        let used = Set(try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id == anonymizedID).all(\.$deviceIndex))
+        let index = (0...).first { !used.contains($0) }!
+        let updated = try await db.transaction { tx in
+            try await DeviceAnonymized(
+                id: device.deviceAnonymizedID, userAnonymizedID: anonymizedID, deviceIndex: index,
+                operatingSystem: new.operatingSystem.rawValue, appVersion: new.appVersion,
+                appVersionCode: new.appVersionCode, firebaseInstanceID: new.firebaseInstanceID
+            ).create(on: tx)
+            return try await users.modifyPrivateData(user, on: tx) { data in
+                try Self.checkNameIsFree(new.name, in: data, except: nil)
+                data.devices.append(device)
+            }
+        }
+        return (updated, device)
+    }
+
+    /// Renames a device and/or stores the Instance ID the app sends; an omitted Instance ID is kept.
+    func update(_ deviceID: UUID, of user: UnlockedUser, name: String, firebaseInstanceID: String?) async throws -> UnlockedUser {
+        let current = try await device(deviceID, of: user)
+        return try await db.transaction { tx in
+            if let firebaseInstanceID, firebaseInstanceID != current.firebaseInstanceID {
+                try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID)
+                    .set(\.$firebaseInstanceID, to: firebaseInstanceID)
+                    .update()
+            }
+            guard name != current.device.name else { return user }
+            return try await users.modifyPrivateData(user, on: tx) { data in
+                try Self.checkNameIsFree(name, in: data, except: deviceID)
+                guard let index = data.devices.firstIndex(where: { $0.id == deviceID }) else { throw YonaError(.deviceNotFound) }
+                data.devices[index].name = name
+            }
+        }
+    }
+
+    /// Removes a device, never the last one.
+    func delete(_ deviceID: UUID, of user: UnlockedUser) async throws {
+        let current = try await device(deviceID, of: user)
+        try await db.transaction { tx in
+            _ = try await users.modifyPrivateData(user, on: tx) { data in
+                guard data.devices.count > 1 else { throw YonaError(.cannotDeleteLastDevice) }
+                data.devices.removeAll { $0.id == deviceID }
+            }
+            try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID).delete()
+        }
+    }
+
+    /// Records that the app was opened: the day, the app version, the locale, and the operating system
+    /// if it was still unknown. A device never switches between Android and iOS.
+    func recordAppOpened(_ deviceID: UUID, of user: UnlockedUser, operatingSystem: OperatingSystem,
+                         appVersion: String, appVersionCode: Int, locale: String, on day: String) async throws {
+        let current = try await device(deviceID, of: user)
+        guard current.operatingSystem == .unknown || current.operatingSystem == operatingSystem else {
+            throw YonaError(.cannotSwitchOperatingSystem)
+        }
+        try await DeviceAnonymized.query(on: db).filter(\.$id == current.device.deviceAnonymizedID)
+            .set(\.$operatingSystem, to: operatingSystem.rawValue)
+            .set(\.$appVersion, to: appVersion)
+            .set(\.$appVersionCode, to: appVersionCode)
+            .set(\.$appLastOpenedDate, to: day)
+            .set(\.$locale, to: locale)
+            .update()
+    }
+
+    private static func checkNameIsFree(_ name: String, in data: UserPrivateData, except deviceID: UUID?) throws {
+        if data.devices.contains(where: { $0.name == name && $0.id != deviceID }) {
+            throw YonaError(.deviceNameAlreadyExists)
+        }
+    }
+}

@@ -1,0 +1,12 @@
+import Fluent
+
+/// The locale the app last opened with, so content-free pushes and system messages can pick a language.
+struct AddLocaleToDevicesAnonymized: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema(DeviceAnonymized.schema).field("locale", .string).update()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema(DeviceAnonymized.schema).deleteField("locale").update()
+    }
+}

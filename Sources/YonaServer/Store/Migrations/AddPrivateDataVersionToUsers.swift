@@ -1,0 +1,15 @@
+import Fluent
+import SQLKit
+
+/// Lets concurrent changes of one user's private data detect each other instead of losing one.
+struct AddPrivateDataVersionToUsers: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema(User.schema)
+            .field("private_data_version", .int, .required, .sql(.default(0)))
+            .update()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema(User.schema).deleteField("private_data_version").update()
+    }
+}
