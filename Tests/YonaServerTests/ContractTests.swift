@@ -94,6 +94,15 @@ import Testing
         }
     }
 
+    @Test func errorSchemaRefusesBodiesOutsideTheContract() throws {
+        let schema = try JSONSchema.load("error.schema.json")
+        #expect(schema.violations(of: Data(#"{"code":"error.user.exists","message":"m","correlationId":"ab12"}"#.utf8)).isEmpty)
+        #expect(!schema.violations(of: Data(#"{"message":"m","correlationId":"ab12"}"#.utf8)).isEmpty)
+        #expect(!schema.violations(of: Data(#"{"code":"error.x","message":"m","correlationId":"ab12","stack":"..."}"#.utf8)).isEmpty)
+        #expect(!schema.violations(of: Data(#"{"code":"oops","message":"m","correlationId":"ab12"}"#.utf8)).isEmpty)
+        #expect(!schema.violations(of: Data(#"{"code":"error.x","message":"m","correlationId":"ab12","remainingAttempts":true}"#.utf8)).isEmpty)
+    }
+
     @Test func mobileNumberRules() throws {
         for good in ["+31612345678", "+14155550123", "+35312345678", "+447911123456"] {
             #expect(throws: Never.self) { try MobileNumber(good) }

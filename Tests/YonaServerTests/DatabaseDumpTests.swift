@@ -19,6 +19,7 @@ import Testing
         try await withServer(db) { server in
             // setup: users with names nobody else would have
             var created: [Created] = []
+            var otps: [String] = []
             for index in 0..<3 {
                 let marker = "Qx\(index)\(UInt32.random(in: 100_000...999_999))"
                 let instanceID = "fiid-\(marker)-token"
@@ -30,6 +31,12 @@ import Testing
                 let vpnLogin = try #require(value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "vpnProfile", "vpnLoginID") as? String)
                 let anonymizedID = try #require(vpnLogin.split(separator: "$").first.map(String.init))
                 created.append(Created(user: user, lastName: "Quartermain\(marker)", instanceID: instanceID, userAnonymizedID: anonymizedID))
+                // a pending new-device request, so its table is part of the dump too
+                let otp = "Ot\(marker)"
+                let set = try await server.request(.PUT, NewDeviceRequestTests.requestPath(user.mobileNumber), headers: user.passwordHeader,
+                                                   json: ["newDeviceRequestPassword": otp])
+                try #require(set.status == 204)
+                otps.append(otp)
             }
 
             // act: take the dump an attacker would take
@@ -52,9 +59,12 @@ import Testing
                 }
             }
 
+            for otp in otps { #expect(dump.range(of: Data(otp.utf8)) == nil, "a one-time password is in the dump") }
+
             // check: the identity side holds no anonymized id and no Instance ID in any encoding
             let identityRows = try await allCells(of: User.schema, in: server.app.db)
-            #expect(identityRows.count >= 3 * 6)
+                + (try await allCells(of: NewDeviceRequest.schema, in: server.app.db))
+            #expect(identityRows.count >= 3 * 7 + 3 * 6, "every non-null cell of both identity tables was read")
             for item in created {
                 let uuid = try #require(UUID(uuidString: item.userAnonymizedID))
                 let needles: [Data] = [

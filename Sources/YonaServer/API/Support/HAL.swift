@@ -99,12 +99,18 @@ struct LinkBuilder: Sendable {
     }
 }
 
+private let halEncoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    return encoder
+}()
+
 extension Response {
     /// A HAL response with the given status.
     static func hal<T: Encodable>(_ value: T, status: HTTPResponseStatus = .ok) throws -> Response {
         let response = Response(status: status)
         response.headers.replaceOrAdd(name: .contentType, value: "application/hal+json")
-        response.body = .init(data: try JSONEncoder().encode(value))
+        response.body = .init(data: try halEncoder.encode(value))
         return response
     }
 }
