@@ -21,8 +21,15 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     }
     app.migrations.add(YonaMigrations.all)
 
+    let dataDirectory: URL
+    if case .sqlite(let path) = config.database {
+        dataDirectory = URL(fileURLWithPath: path).deletingLastPathComponent()
+    } else {
+        dataDirectory = URL(fileURLWithPath: "./data")
+    }
     app.yona = YonaServices(
         config: config,
+        internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         sms: LogSMSSender(logger: app.logger),
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool))
 
@@ -62,6 +69,8 @@ struct NewDeviceRequestPurger: LifecycleHandler {
 /// The long-lived collaborators of the domain, made once at start-up.
 struct YonaServices: Sendable {
     let config: AppConfig
+    /// Bearer token of the analyzer and admin APIs.
+    let internalToken: String
     let sms: any SMSSender
     let argon2: Argon2Pool
 }
@@ -86,6 +95,8 @@ extension Request {
     }
 
     var devices: DeviceService { DeviceService(db: db, users: users) }
+
+    var goals: GoalService { GoalService(db: db) }
 
     var newDeviceRequests: NewDeviceRequestService {
         NewDeviceRequestService(db: db, users: users, argon2: application.yona.argon2,

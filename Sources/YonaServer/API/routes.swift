@@ -6,4 +6,9 @@ func routes(_ app: Application) {
     UsersController.register(app)
     DevicesController.register(app)
     NewDeviceRequestsController.register(app)
+    ActivityCategoriesController.register(app)
+    GoalsController.register(app)
+
+    let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
+    AdminActivityCategoriesController.register(internalAPI.grouped("admin"))
 }

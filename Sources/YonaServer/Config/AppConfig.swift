@@ -20,6 +20,8 @@ public struct AppConfig: Sendable {
     var trustedProxies: [CIDR]
     public var rateLimitPerClientPerMinute: Int
     public var rateLimitPerNumberPerHour: Int
+    /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
+    public var internalToken: String?
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
 
@@ -27,7 +29,7 @@ public struct AppConfig: Sendable {
     public static let `default` = AppConfig(
         database: .sqlite(path: "./data/yona.sqlite"), host: "127.0.0.1", port: 8080, publicBaseURL: nil,
         testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024,
-        trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10,
+        trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10, internalToken: nil,
         newDeviceRequestLifetime: 86_400)
 
     /// A start-up failure that names the variable and what is wrong with it.
@@ -75,6 +77,12 @@ public struct AppConfig: Sendable {
                 throw Invalid(variable: "YONA_LOG_LEVEL", problem: "must be one of \(levels.joined(separator: ", "))")
             }
             config.logLevel = level.lowercased()
+        }
+        if let token = env["YONA_INTERNAL_TOKEN"] {
+            guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw Invalid(variable: "YONA_INTERNAL_TOKEN", problem: "must be at least 16 printable characters without spaces")
+            }
+            config.internalToken = token
         }
         if let proxies = env["YONA_TRUSTED_PROXIES"] {
             config.trustedProxies = try proxies.split(separator: ",").map { item throws(Invalid) in

@@ -53,6 +53,7 @@ final class TestServer: Sendable {
         // Tests create many users from one address; the rate-limit tests lower these again.
         config.rateLimitPerClientPerMinute = 100_000
         config.rateLimitPerNumberPerHour = 100_000
+        config.internalToken = TestServer.internalToken
         let location: String
         let dropDatabase: @Sendable () async -> Void
         switch database {
@@ -96,6 +97,9 @@ final class TestServer: Sendable {
         return TestServer(app: app, baseURL: "http://127.0.0.1:\(port)", database: database,
                           databaseLocation: location, cleanup: dropDatabase)
     }
+
+    static let internalToken = "test-internal-token-0123456789"
+    static var bearer: [(String, String)] { [("Authorization", "Bearer \(internalToken)")] }
 
     private static let errorSchema = try! JSONSchema.load("error.schema.json")
 

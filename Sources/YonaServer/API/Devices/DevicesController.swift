@@ -70,8 +70,6 @@ enum DevicesController {
         let password = try await req.newDeviceRequests.open(userID: userID, oneTimePassword: req.headers.first(name: otpHeader))
         let user = try await req.users.unlock(userID: userID, password: password)
         let (updated, device) = try await req.devices.add(new, to: user)
-        return try .hal(req.rendering.ownUser(updated, devices: try await req.users.devices(of: updated),
-                                              password: password.wireValue, requestingDeviceID: device.id),
-                        status: .created)
+        return try await req.ownUserResponse(updated, password: password.wireValue, requestingDeviceID: device.id, status: .created)
     }
 }

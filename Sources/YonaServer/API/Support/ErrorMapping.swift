@@ -54,7 +54,8 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
 extension ErrorCode {
     var status: HTTPResponseStatus {
         switch self {
-        case .deviceNotFound: .notFound
+        case .deviceNotFound, .activityCategoryNotFound, .goalNotFound: .notFound
+        case .unauthorized: .unauthorized
         case .unknownPath: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .tooLarge: .payloadTooLarge

@@ -93,6 +93,12 @@ struct LinkBuilder: Sendable {
     func goals(_ userID: UUID) -> String { "\(user(userID))/goals/" }
     func buddies(_ userID: UUID) -> String { "\(user(userID))/buddies/" }
 
+    func goal(_ userID: UUID, _ goalID: UUID) -> String { "\(goals(userID))\(goalID.uuidString.lowercased())" }
+    func activityCategories() -> String { "\(base)/activityCategories/" }
+    func activityCategory(_ id: UUID) -> String { "\(activityCategories())\(id.uuidString.lowercased())" }
+    func adminActivityCategories() -> String { "\(base)/admin/activityCategories/" }
+    func adminActivityCategory(_ id: UUID) -> String { "\(adminActivityCategories())\(id.uuidString.lowercased())" }
+
     func newDeviceRequest(_ mobileNumber: String) -> String {
         let encoded = mobileNumber.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? mobileNumber
         return "\(base)/newDeviceRequests/\(encoded)"

@@ -15,6 +15,22 @@ enum YonaDateFormat {
                       c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
     }
 
+    /// Parses `yyyy-MM-dd'T'HH:mm:ss.SSSZ` (any numeric offset, `Z` too) as the apps and analyzers send it.
+    static func parseTimestamp(_ text: String) -> Date? {
+        guard let m = text.wholeMatch(of: /(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})/) else { return nil }
+        var components = DateComponents()
+        components.year = Int(m.1); components.month = Int(m.2); components.day = Int(m.3)
+        components.hour = Int(m.4); components.minute = Int(m.5); components.second = Int(m.6)
+        guard let base = utc.date(from: components), utc.dateComponents([.month, .day], from: base).month == components.month else { return nil }
+        let fraction = m.7.map { Double("0." + $0) ?? 0 } ?? 0
+        var offset = 0
+        if m.8 != "Z" {
+            let digits = m.8.dropFirst().replacingOccurrences(of: ":", with: "")
+            offset = (Int(digits.prefix(2))! * 3600 + Int(digits.suffix(2))! * 60) * (m.8.first == "-" ? -1 : 1)
+        }
+        return base.addingTimeInterval(fraction - Double(offset))
+    }
+
     static func day(_ date: Date) -> String {
         let c = utc.dateComponents([.year, .month, .day], from: date)
         return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)

@@ -84,7 +84,7 @@ struct OwnUserDTO: Encodable {
 
     struct Embedded: Encodable {
         let devices: HALCollection<OwnDeviceDTO>
-        let goals: HALCollection<EmptyItem>
+        let goals: HALCollection<GoalDTO>
         let buddies: HALCollection<EmptyItem>
 
         enum CodingKeys: String, CodingKey {

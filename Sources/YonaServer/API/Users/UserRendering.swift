@@ -1,10 +1,11 @@
 import Foundation
+import Vapor
 
 /// Builds the own-user HAL document the apps expect.
 struct UserRendering {
     let links: LinkBuilder
 
-    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
+    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: requestingDeviceID))
         halLinks.add("edit", links.user(user.id))
         var embedded: OwnUserDTO.Embedded?
@@ -14,7 +15,8 @@ struct UserRendering {
             let deviceItems = devices.map { ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false) }
             embedded = .init(
                 devices: HALCollection(rel: "yona:devices", items: deviceItems, links: HALLinks(self: links.devices(user.id), topLevel: false)),
-                goals: HALCollection(rel: "yona:goals", items: [], links: HALLinks(self: links.goals(user.id), topLevel: false)),
+                goals: HALCollection(rel: "yona:goals", items: goals.map { goal($0, of: user, topLevel: false) },
+                                     links: HALLinks(self: links.goals(user.id), topLevel: false)),
                 buddies: HALCollection(rel: "yona:buddies", items: [], links: HALLinks(self: links.buddies(user.id), topLevel: false)))
         } else {
             halLinks.add("yona:confirmMobileNumber", links.confirmMobileNumber(user.id))
@@ -26,6 +28,31 @@ struct UserRendering {
             firstName: user.privateData.firstName, lastName: user.privateData.lastName,
             nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
             yonaPassword: password, _embedded: embedded, _links: halLinks)
+    }
+
+    func goal(_ goal: Goal, of user: UnlockedUser, topLevel: Bool) -> GoalDTO {
+        let href = links.goal(user.id, goal.id!)
+        var halLinks = HALLinks(self: href, topLevel: topLevel)
+        if !goal.activityCategory.mandatoryNoGo { halLinks.add("edit", href) }
+        halLinks.add("yona:activityCategory", links.activityCategory(goal.$activityCategory.id))
+        let isBudget = goal.kind == GoalSpec.budgetType
+        return GoalDTO(type: goal.kind, maxDurationMinutes: isBudget ? goal.maxDurationMinutes : nil,
+                       zones: isBudget ? nil : goal.zones, creationTime: YonaDateFormat.timestamp(goal.creationTime),
+                       historyItem: false, _links: halLinks)
+    }
+
+    func activityCategory(_ category: ActivityCategory, locale: YonaLocale, topLevel: Bool) -> ActivityCategoryDTO {
+        ActivityCategoryDTO(
+            name: category.names[locale.rawValue] ?? category.names[YonaLocale.fallback.rawValue] ?? "",
+            description: category.descriptions[locale.rawValue] ?? category.descriptions[YonaLocale.fallback.rawValue] ?? "",
+            _links: HALLinks(self: links.activityCategory(category.id!), topLevel: topLevel))
+    }
+
+    func adminActivityCategory(_ category: ActivityCategory, topLevel: Bool) -> AdminActivityCategoryDTO {
+        AdminActivityCategoryDTO(
+            id: category.id!.uuidString.lowercased(), localizableName: category.names, localizableDescription: category.descriptions,
+            smoothwallCategories: category.classifierCategories, applications: category.applications,
+            mandatoryNoGo: category.mandatoryNoGo, _links: HALLinks(self: links.adminActivityCategory(category.id!), topLevel: topLevel))
     }
 
     func ownDevice(_ device: OwnDevice, of user: UnlockedUser, requestingDeviceID: UUID?, topLevel: Bool) -> OwnDeviceDTO {
@@ -40,5 +67,16 @@ struct UserRendering {
             firebaseInstanceId: device.firebaseInstanceID,
             vpnProfile: .init(vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)"),
             _links: halLinks)
+    }
+}
+
+extension Request {
+    /// The own-user document with what it embeds (devices and goals), loaded for this user.
+    func ownUserResponse(_ user: UnlockedUser, password: String?, requestingDeviceID: UUID?,
+                         status: HTTPResponseStatus = .ok) async throws -> Response {
+        let devices = try await users.devices(of: user)
+        let goals = user.isConfirmed ? try await self.goals.goals(of: user) : []
+        return try .hal(rendering.ownUser(user, devices: devices, goals: goals, password: password,
+                                          requestingDeviceID: requestingDeviceID), status: status)
     }
 }

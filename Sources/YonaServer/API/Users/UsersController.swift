@@ -16,10 +16,8 @@ enum UsersController {
         let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
         try await req.limitAttempts(number: new.mobileNumber.value)
         let (user, password) = try await req.users.create(new)
-        let devices = try await req.users.devices(of: user)
-        return try .hal(req.rendering.ownUser(user, devices: devices, password: password.wireValue,
-                                              requestingDeviceID: user.privateData.devices.first?.id),
-                        status: .created)
+        return try await req.ownUserResponse(user, password: password.wireValue,
+                                             requestingDeviceID: user.privateData.devices.first?.id, status: .created)
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
@@ -33,8 +31,7 @@ enum UsersController {
         }
         let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
-        return try .hal(req.rendering.ownUser(user, devices: try await req.users.devices(of: user),
-                                              password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID))
+        return try await req.ownUserResponse(user, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }
 
     @Sendable static func update(req: Request) async throws -> Response {
@@ -46,8 +43,7 @@ enum UsersController {
         let updated = try await req.users.update(
             user, firstName: try requireText(body.firstName), lastName: try requireText(body.lastName),
             nickname: try requireText(body.nickname), mobileNumber: try MobileNumber(try requireText(body.mobileNumber)))
-        return try .hal(req.rendering.ownUser(updated, devices: try await req.users.devices(of: updated),
-                                              password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID))
+        return try await req.ownUserResponse(updated, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
@@ -60,8 +56,7 @@ enum UsersController {
         let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
         let body = try req.decodeStrict(ConfirmationCodeRequest.self)
         let confirmed = try await req.users.confirmMobileNumber(user, code: body.code)
-        return try .hal(req.rendering.ownUser(confirmed, devices: try await req.users.devices(of: confirmed),
-                                              password: req.yonaPasswordHeader, requestingDeviceID: nil))
+        return try await req.ownUserResponse(confirmed, password: req.yonaPasswordHeader, requestingDeviceID: nil)
     }
 
     @Sendable static func resendConfirmationCode(req: Request) async throws -> HTTPStatus {

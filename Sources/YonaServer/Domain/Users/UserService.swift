@@ -35,6 +35,9 @@ struct UserService: Sendable {
             try await db.transaction { tx in
                 try await record.create(on: tx)
                 try await UserAnonymized(id: privateData.userAnonymizedID).create(on: tx)
+                for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx, now: Date()) {
+                    try await goal.create(on: tx)
+                }
                 try await DeviceAnonymized(
                     id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID, deviceIndex: 0,
                     operatingSystem: new.device.operatingSystem.rawValue, appVersion: new.device.appVersion,
@@ -166,6 +169,7 @@ struct UserService: Sendable {
     func delete(_ user: UnlockedUser) async throws {
         try await db.transaction { tx in
             try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
+            try await Goal.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
             try await UserAnonymized.query(on: tx).filter(\.$id == user.privateData.userAnonymizedID).delete()
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }

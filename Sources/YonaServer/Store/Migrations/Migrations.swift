@@ -10,5 +10,8 @@ enum YonaMigrations {
         AddLocaleToDevicesAnonymized(),
         CreateNewDeviceRequests(),
         CreateRateLimitCounters(),
+        CreateActivityCategories(),
+        SeedDefaultActivityCategories(),
+        CreateGoals(),
     ]
 }

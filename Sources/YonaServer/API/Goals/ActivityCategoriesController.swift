@@ -1,0 +1,78 @@
+import Fluent
+import Vapor
+
+/// `GET /activityCategories/...`: public, localized.
+enum ActivityCategoriesController {
+    static func register(_ routes: any RoutesBuilder) {
+        let categories = routes.grouped("activityCategories")
+        categories.get(use: list)
+        categories.get(":categoryID", use: get)
+    }
+
+    @Sendable static func list(req: Request) async throws -> Response {
+        let items = try await ActivityCategory.query(on: req.db).all()
+            .sorted { $0.names[YonaLocale.fallback.rawValue] ?? "" < $1.names[YonaLocale.fallback.rawValue] ?? "" }
+            .map { req.rendering.activityCategory($0, locale: req.context.locale, topLevel: false) }
+        return try .hal(HALCollection(rel: "yona:activityCategories", items: items,
+                                      links: HALLinks(self: req.rendering.links.activityCategories())))
+    }
+
+    @Sendable static func get(req: Request) async throws -> Response {
+        guard let category = try await ActivityCategory.find(try req.uuidParameter("categoryID"), on: req.db) else {
+            throw YonaError(.activityCategoryNotFound)
+        }
+        return try .hal(req.rendering.activityCategory(category, locale: req.context.locale, topLevel: true))
+    }
+}
+
+/// `/admin/activityCategories/...`: the operator edits the set (internal token).
+enum AdminActivityCategoriesController {
+    static func register(_ routes: any RoutesBuilder) {
+        let categories = routes.grouped("activityCategories")
+        categories.get(use: list)
+        categories.post(use: create)
+        categories.get(":categoryID", use: get)
+        categories.put(":categoryID", use: update)
+        categories.delete(":categoryID", use: delete)
+    }
+
+    @Sendable static func list(req: Request) async throws -> Response {
+        let items = try await ActivityCategory.query(on: req.db).all().map { req.rendering.adminActivityCategory($0, topLevel: false) }
+        return try .hal(HALCollection(rel: "yona:activityCategories", items: items,
+                                      links: HALLinks(self: req.rendering.links.adminActivityCategories())))
+    }
+
+    @Sendable static func get(req: Request) async throws -> Response {
+        try .hal(req.rendering.adminActivityCategory(try await find(req), topLevel: true))
+    }
+
+    @Sendable static func create(req: Request) async throws -> Response {
+        let category = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: UUID())
+        try await category.create(on: req.db)
+        return try .hal(req.rendering.adminActivityCategory(category, topLevel: true), status: .created)
+    }
+
+    @Sendable static func update(req: Request) async throws -> Response {
+        let existing = try await find(req)
+        let changed = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: existing.id!)
+        existing.names = changed.names
+        existing.descriptions = changed.descriptions
+        existing.classifierCategories = changed.classifierCategories
+        existing.applications = changed.applications
+        existing.mandatoryNoGo = changed.mandatoryNoGo
+        try await existing.save(on: req.db)
+        return try .hal(req.rendering.adminActivityCategory(existing, topLevel: true))
+    }
+
+    @Sendable static func delete(req: Request) async throws -> HTTPStatus {
+        try await find(req).delete(on: req.db)
+        return .noContent
+    }
+
+    private static func find(_ req: Request) async throws -> ActivityCategory {
+        guard let category = try await ActivityCategory.find(try req.uuidParameter("categoryID"), on: req.db) else {
+            throw YonaError(.activityCategoryNotFound)
+        }
+        return category
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Vapor
+import YonaCrypto
+
+/// Guards the analyzer and admin APIs: `Authorization: Bearer <YONA_INTERNAL_TOKEN>`, compared in constant time.
+struct InternalTokenMiddleware: AsyncMiddleware {
+    let token: String
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        guard let presented = request.headers.bearerAuthorization?.token,
+              SecretMemory.constantTimeEquals(Array(presented.utf8), Array(token.utf8)) else {
+            throw YonaError(.unauthorized)
+        }
+        return try await next.respond(to: request)
+    }
+}
+
+/// The internal token when none is configured: made once, kept in the data directory, printed once.
+enum InternalToken {
+    static func resolve(configured: String?, dataDirectory: URL) throws -> String {
+        if let configured { return configured }
+        let file = dataDirectory.appendingPathComponent("internal-token")
+        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+           !stored.isEmpty {
+            return stored
+        }
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        let token = SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
+        guard FileManager.default.createFile(atPath: file.path, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw AppConfig.Invalid(variable: "YONA_INTERNAL_TOKEN", problem: "is not set and \(file.path) cannot be written")
+        }
+        // Deliberately not through the logger: the operator sees it once on the console, logs never hold it.
+        FileHandle.standardError.write(Data("Generated the internal token for the analyzer and admin APIs (kept in \(file.path)): \(token)\n".utf8))
+        return token
+    }
+}

@@ -1,0 +1,81 @@
+import Fluent
+import Foundation
+
+/// Goals live on the anonymized side; the user reaches them through the anonymized id in the private data.
+struct GoalService: Sendable {
+    let db: any Database
+
+    func goals(of user: UnlockedUser) async throws -> [Goal] {
+        try await Goal.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+            .with(\.$activityCategory)
+            .sort(\.$creationTime).all()
+    }
+
+    func goal(_ goalID: UUID, of user: UnlockedUser) async throws -> Goal {
+        guard let goal = try await Goal.query(on: db).filter(\.$id == goalID)
+            .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+            .with(\.$activityCategory).first() else {
+            throw YonaError(.goalNotFound)
+        }
+        return goal
+    }
+
+    /// Adds a goal; one goal per activity category.
+    func add(_ spec: GoalSpec, categoryID: UUID, to user: UnlockedUser, creationTime: Date = Date()) async throws -> Goal {
+        guard try await ActivityCategory.find(categoryID, on: db) != nil else { throw YonaError(.activityCategoryNotFound) }
+        let anonymizedID = user.privateData.userAnonymizedID
+        if try await Goal.query(on: db).filter(\.$userAnonymized.$id == anonymizedID)
+            .filter(\.$activityCategory.$id == categoryID).count() > 0 {
+            throw YonaError(.secondGoalOnActivityCategory)
+        }
+        let goal = Self.make(spec, id: UUID(), userAnonymizedID: anonymizedID, categoryID: categoryID, creationTime: creationTime)
+        do {
+            try await goal.create(on: db)
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw YonaError(.secondGoalOnActivityCategory)
+        }
+        return try await self.goal(goal.id!, of: user)
+    }
+
+    /// Changes a goal's budget or zones; a mandatory no-go goal cannot be relaxed.
+    func update(_ goalID: UUID, of user: UnlockedUser, to spec: GoalSpec, categoryID: UUID) async throws -> Goal {
+        let goal = try await goal(goalID, of: user)
+        guard goal.$activityCategory.id == categoryID else { throw YonaError(.cannotChangeGoalActivityCategory) }
+        if goal.activityCategory.mandatoryNoGo && !spec.isNoGo { throw YonaError(.cannotRemoveMandatoryGoal) }
+        goal.kind = spec.type
+        switch spec {
+        case .budget(let minutes):
+            goal.maxDurationMinutes = minutes
+            goal.zones = []
+        case .timeZone(let zones):
+            goal.maxDurationMinutes = nil
+            goal.zones = zones
+        }
+        try await goal.save(on: db)
+        return goal
+    }
+
+    func delete(_ goalID: UUID, of user: UnlockedUser) async throws {
+        let goal = try await goal(goalID, of: user)
+        guard !goal.activityCategory.mandatoryNoGo else { throw YonaError(.cannotRemoveMandatoryGoal) }
+        try await goal.delete(on: db)
+    }
+
+    /// The no-go goals every new user gets (inside the user-creation transaction).
+    static func mandatoryGoals(for userAnonymizedID: UUID, on db: any Database, now: Date) async throws -> [Goal] {
+        try await ActivityCategory.query(on: db).filter(\.$mandatoryNoGo == true).all().map { category in
+            make(.budget(maxDurationMinutes: 0), id: UUID(), userAnonymizedID: userAnonymizedID, categoryID: category.id!, creationTime: now)
+        }
+    }
+
+    static func make(_ spec: GoalSpec, id: UUID, userAnonymizedID: UUID, categoryID: UUID, creationTime: Date) -> Goal {
+        switch spec {
+        case .budget(let minutes):
+            Goal(id: id, userAnonymizedID: userAnonymizedID, activityCategoryID: categoryID, kind: spec.type,
+                 maxDurationMinutes: minutes, zones: [], creationTime: creationTime)
+        case .timeZone(let zones):
+            Goal(id: id, userAnonymizedID: userAnonymizedID, activityCategoryID: categoryID, kind: spec.type,
+                 maxDurationMinutes: nil, zones: zones, creationTime: creationTime)
+        }
+    }
+}

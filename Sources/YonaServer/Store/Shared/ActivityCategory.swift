@@ -1,0 +1,33 @@
+import Fluent
+import Foundation
+
+/// Shared reference data: what the classifier's and the apps' names mean. Personal data never lives here.
+final class ActivityCategory: Model, @unchecked Sendable {
+    static let schema = "activity_categories"
+
+    // managed
+    @ID(key: .id) var id: UUID?
+
+    // data
+    /// Localized names, keyed by locale (`en-US`, `nl-NL`).
+    @Field(key: "names") var names: [String: String]
+    @Field(key: "descriptions") var descriptions: [String: String]
+    /// The network classifier's category names that map here.
+    @Field(key: "classifier_categories") var classifierCategories: [String]
+    /// App names (as `appActivity` reports them) that map here.
+    @Field(key: "applications") var applications: [String]
+    /// Every user gets a no-go goal on it that cannot be removed.
+    @Field(key: "mandatory_no_go") var mandatoryNoGo: Bool
+
+    init() {}
+
+    init(id: UUID, names: [String: String], descriptions: [String: String], classifierCategories: [String],
+         applications: [String], mandatoryNoGo: Bool) {
+        self.id = id
+        self.names = names
+        self.descriptions = descriptions
+        self.classifierCategories = classifierCategories
+        self.applications = applications
+        self.mandatoryNoGo = mandatoryNoGo
+    }
+}
