@@ -1,4 +1,5 @@
 import CSodium
+import Foundation
 
 /// A 32-byte secret key. Its bytes are wiped when the last reference goes, and it never prints them.
 public final class SymmetricKey: @unchecked Sendable, CustomStringConvertible {
@@ -30,4 +31,7 @@ public final class SymmetricKey: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var description: String { "SymmetricKey(redacted)" }
+
+    /// The raw bytes, for storing the key encrypted (an inbox secret key inside private data).
+    public var data: Data { withUnsafeBytes { Data(bytes: $0, count: Self.byteCount) } }
 }

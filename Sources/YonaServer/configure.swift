@@ -73,6 +73,8 @@ struct YonaServices: Sendable {
     let internalToken: String
     let sms: any SMSSender
     let argon2: Argon2Pool
+    /// Serializes analyzer writes on SQLite, where one process is the only writer.
+    let analyzerLock = AsyncSemaphore(permits: 1)
 }
 
 private struct YonaServicesKey: StorageKey {
@@ -97,6 +99,14 @@ extension Request {
     var devices: DeviceService { DeviceService(db: db, users: users) }
 
     var goals: GoalService { GoalService(db: db) }
+
+    var messages: MessageService { MessageService(db: db) }
+
+    var analysis: AnalysisService {
+        var rowLocks = false
+        if case .postgres = application.yona.config.database { rowLocks = true }
+        return AnalysisService(db: db, rowLocks: rowLocks, processLock: application.yona.analyzerLock)
+    }
 
     var newDeviceRequests: NewDeviceRequestService {
         NewDeviceRequestService(db: db, users: users, argon2: application.yona.argon2,

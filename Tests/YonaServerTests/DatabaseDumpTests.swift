@@ -20,6 +20,7 @@ import Testing
             // setup: users with names nobody else would have
             var created: [Created] = []
             var otps: [String] = []
+            var urls: [String] = []
             for index in 0..<3 {
                 let marker = "Qx\(index)\(UInt32.random(in: 100_000...999_999))"
                 let instanceID = "fiid-\(marker)-token"
@@ -37,6 +38,13 @@ import Testing
                                                    json: ["newDeviceRequestPassword": otp])
                 try #require(set.status == 204)
                 otps.append(otp)
+                // a danger-zone visit, so the dump holds a sealed goal conflict with a distinctive URL
+                try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+                let url = "https://poker-\(marker).example/table"
+                #expect(try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: url,
+                                                             at: Date().addingTimeInterval(-60)).status == 204)
+                #expect(try await server.messages(user).first?["url"] as? String == url)
+                urls.append(url)
             }
 
             // act: take the dump an attacker would take
@@ -60,6 +68,10 @@ import Testing
             }
 
             for otp in otps { #expect(dump.range(of: Data(otp.utf8)) == nil, "a one-time password is in the dump") }
+            for url in urls { #expect(dump.range(of: Data(url.utf8)) == nil, "a visited URL is in the dump") }
+            for host in urls.compactMap({ URL(string: $0)?.host }) {
+                #expect(dump.range(of: Data(host.utf8)) == nil, "a visited host is in the dump")
+            }
 
             // check: the identity side holds no anonymized id and no Instance ID in any encoding
             let identityRows = try await allCells(of: User.schema, in: server.app.db)

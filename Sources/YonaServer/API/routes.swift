@@ -8,7 +8,9 @@ func routes(_ app: Application) {
     NewDeviceRequestsController.register(app)
     ActivityCategoriesController.register(app)
     GoalsController.register(app)
+    MessagesController.register(app)
 
     let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
     AdminActivityCategoriesController.register(internalAPI.grouped("admin"))
+    AnalysisController.register(internalAPI)
 }

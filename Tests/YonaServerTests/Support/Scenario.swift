@@ -43,3 +43,39 @@ extension TestServer {
         return user
     }
 }
+
+extension TestServer {
+    /// The anonymized id and device index of a user's first device, as the classifier is configured with them.
+    func vpnLogin(_ user: TestUser, device: Int = 0) async throws -> (userAnonymizedID: String, deviceIndex: Int) {
+        let profile = try await request(.GET, user.profilePath, headers: user.passwordHeader)
+        let login = try #require(value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", device, "vpnProfile", "vpnLoginID") as? String)
+        let parts = login.split(separator: "$")
+        return (String(parts[0]), Int(parts[1])!)
+    }
+
+    /// Adds a no-go goal that has existed since `since`.
+    func addNoGoGoal(_ user: TestUser, category: String, since: Date = Date().addingTimeInterval(-86_400)) async throws {
+        let response = try await request(.POST, "\(user.path)/goals/", headers: user.passwordHeader, json: [
+            "@type": "BudgetGoal", "maxDurationMinutes": 0, "creationTime": YonaDateFormat.timestamp(since),
+            "_links": ["yona:activityCategory": ["href": "\(baseURL)/activityCategories/\(category)"]]])
+        try #require(response.status == 201, "goal: \(response.text)")
+    }
+
+    /// Posts what the classifier saw.
+    @discardableResult
+    func postNetworkActivity(_ userAnonymizedID: String, deviceIndex: Int = 0, categories: [String], url: String,
+                             at time: Date? = nil, idempotencyKey: String? = nil, bearer: [(String, String)] = TestServer.bearer) async throws -> APIResponse {
+        var body: [String: Any] = ["deviceIndex": deviceIndex, "categories": categories, "url": url]
+        if let time { body["eventTime"] = YonaDateFormat.timestamp(time) }
+        var headers = bearer
+        if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
+        return try await request(.POST, "/userAnonymized/\(userAnonymizedID)/networkActivity/", headers: headers, json: body)
+    }
+
+    /// The user's messages, newest first.
+    func messages(_ user: TestUser, query: String = "") async throws -> [[String: Any]] {
+        let page = try await request(.GET, "\(user.path)/messages/\(query)", headers: user.passwordHeader)
+        try #require(page.status == 200, "messages: \(page.text)")
+        return value(page.json, "_embedded", "yona:messages") as? [[String: Any]] ?? []
+    }
+}

@@ -90,6 +90,7 @@ struct LinkBuilder: Sendable {
     func messages(_ userID: UUID) -> String { "\(user(userID))/messages/" }
     func devices(_ userID: UUID) -> String { "\(user(userID))/devices/" }
     func device(_ userID: UUID, _ deviceID: UUID) -> String { "\(devices(userID))\(deviceID.uuidString.lowercased())" }
+    func message(_ userID: UUID, _ messageID: Int64) -> String { "\(messages(userID))\(messageID)" }
     func goals(_ userID: UUID) -> String { "\(user(userID))/goals/" }
     func buddies(_ userID: UUID) -> String { "\(user(userID))/buddies/" }
 

@@ -10,7 +10,8 @@ enum YonaDateFormat {
 
     static func timestamp(_ date: Date) -> String {
         let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
-        let millis = min(999, (c.nanosecond ?? 0) / 1_000_000)
+        // Truncated like Java does; the microsecond absorbs binary floating-point error (0.986 stored as 0.98599…).
+        let millis = min(999, ((c.nanosecond ?? 0) + 1_000) / 1_000_000)
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d+0000",
                       c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import YonaCrypto
 
 /// A user whose private part has been decrypted with the password of the current request.
 /// It lives for that request only.
@@ -10,6 +11,12 @@ struct UnlockedUser: Sendable {
     var id: UUID { record.id! }
     var isConfirmed: Bool { record.mobileNumberConfirmed }
     var mobileNumber: String { record.mobileNumber }
+
+    /// The anonymous inbox's key pair, rebuilt from the secret key in the private data.
+    func anonymousInbox() throws -> BoxKeyPair {
+        guard let secret = privateData.anonymousInboxSecretKey else { throw YonaError(.unexpected) }
+        return BoxKeyPair(secretKey: try SymmetricKey(bytes: Array(secret)))
+    }
 }
 
 /// A device of the user joined with its anonymized row; what the owner may see of it.

@@ -10,6 +10,9 @@ struct UserPrivateData: Codable, Sendable {
     /// The only link from identity to the anonymized side.
     var userAnonymizedID: UUID
     var devices: [UserDevice]
+    /// X25519 secret keys of the two inboxes (nil only for users made before inboxes existed).
+    var namedInboxSecretKey: Data?
+    var anonymousInboxSecretKey: Data?
 }
 
 /// A device as its owner knows it: the name and the hidden link to its anonymized row.

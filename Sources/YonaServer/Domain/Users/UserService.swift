@@ -23,18 +23,22 @@ struct UserService: Sendable {
         let salt = SecureRandom.bytes(UserKey.saltLength)
         let key = try UserKey(password: password, salt: salt, userID: userID)
         let device = UserDevice(id: UUID(), name: new.device.name, deviceAnonymizedID: UUID(), registrationTime: Date())
+        let namedInbox = BoxKeyPair.generate()
+        let anonymousInbox = BoxKeyPair.generate()
         let privateData = UserPrivateData(
             firstName: new.firstName, lastName: new.lastName, nickname: new.nickname, creationTime: Date(),
-            userAnonymizedID: UUID(), devices: [device])
+            userAnonymizedID: UUID(), devices: [device],
+            namedInboxSecretKey: namedInbox.secretKey.data, anonymousInboxSecretKey: anonymousInbox.secretKey.data)
         let record = User(id: userID, mobileNumber: new.mobileNumber.value, keySalt: Data(salt),
                           privateData: try seal(privateData, key: key, userID: userID).data)
         let code = newConfirmationCode()
         record.confirmationCode = key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: userID).data
+        record.namedInboxPublicKey = Data(namedInbox.publicKey)
 
         do {
             try await db.transaction { tx in
                 try await record.create(on: tx)
-                try await UserAnonymized(id: privateData.userAnonymizedID).create(on: tx)
+                try await UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)).create(on: tx)
                 for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx, now: Date()) {
                     try await goal.create(on: tx)
                 }
@@ -58,7 +62,7 @@ struct UserService: Sendable {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
-        return try open(record, key: key)
+        return try await withInboxes(try open(record, key: key))
     }
 
     /// Decrypts a loaded record; a key that does not open it is a wrong password.
@@ -75,7 +79,24 @@ struct UserService: Sendable {
     /// Unlocks with a password the server recovered itself (the new-device flow).
     func unlock(userID: UUID, password: YonaPassword) async throws -> UnlockedUser {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
-        return try open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID))
+        return try await withInboxes(try open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)))
+    }
+
+    /// Gives a user made before inboxes existed its two key pairs, once.
+    private func withInboxes(_ user: UnlockedUser) async throws -> UnlockedUser {
+        guard user.privateData.namedInboxSecretKey == nil || user.privateData.anonymousInboxSecretKey == nil else { return user }
+        let named = BoxKeyPair.generate()
+        let anonymous = BoxKeyPair.generate()
+        return try await db.transaction { tx in
+            let updated = try await modifyPrivateData(user, on: tx) { data in
+                data.namedInboxSecretKey = named.secretKey.data
+                data.anonymousInboxSecretKey = anonymous.secretKey.data
+            }
+            try await User.query(on: tx).filter(\.$id == user.id).set(\.$namedInboxPublicKey, to: Data(named.publicKey)).update()
+            try await UserAnonymized.query(on: tx).filter(\.$id == user.privateData.userAnonymizedID)
+                .set(\.$anonymousInboxPublicKey, to: Data(anonymous.publicKey)).update()
+            return updated
+        }
     }
 
     /// Checks the code; five wrong codes lock it until a new one is sent. The failure count is raised
@@ -170,6 +191,7 @@ struct UserService: Sendable {
         try await db.transaction { tx in
             try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
             try await Goal.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
+            try await Message.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
             try await UserAnonymized.query(on: tx).filter(\.$id == user.privateData.userAnonymizedID).delete()
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }

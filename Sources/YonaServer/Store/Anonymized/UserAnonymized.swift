@@ -9,10 +9,17 @@ final class UserAnonymized: Model, @unchecked Sendable {
     // managed
     @ID(key: .id) var id: UUID?
 
+    // data
+    /// Public key of the anonymous inbox: anyone may seal a message to it.
+    @OptionalField(key: "anonymous_inbox_public_key") var anonymousInboxPublicKey: Data?
+
     // relationships
     @Children(for: \.$userAnonymized) var devices: [DeviceAnonymized]
 
     init() {}
 
-    init(id: UUID) { self.id = id }
+    init(id: UUID, anonymousInboxPublicKey: Data?) {
+        self.id = id
+        self.anonymousInboxPublicKey = anonymousInboxPublicKey
+    }
 }

@@ -18,6 +18,8 @@ final class User: Model, @unchecked Sendable {
     @Field(key: "private_data_version") var privateDataVersion: Int
     @OptionalField(key: "confirmation_code") var confirmationCode: Data?
     @Field(key: "confirmation_failed_attempts") var confirmationFailedAttempts: Int
+    /// Public key of the named inbox: identities (buddies) seal direct messages to it.
+    @OptionalField(key: "named_inbox_public_key") var namedInboxPublicKey: Data?
 
     init() {}
 

@@ -13,5 +13,10 @@ enum YonaMigrations {
         CreateActivityCategories(),
         SeedDefaultActivityCategories(),
         CreateGoals(),
+        AddInboxPublicKeys(),
+        CreateMessages(),
+        CreateActivities(),
+        CreatePushOutbox(),
+        CreateProcessedAnalyzerEvents(),
     ]
 }

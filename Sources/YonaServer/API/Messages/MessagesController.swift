@@ -1,0 +1,80 @@
+import Vapor
+
+/// `/users/{u}/messages/...` and the user-less `/messages/{id}` that pushes point at.
+enum MessagesController {
+    static func register(_ routes: any RoutesBuilder) {
+        let messages = routes.grouped("users", ":userID", "messages")
+        messages.get(use: list)
+        messages.get(":messageID", use: get)
+        messages.delete(":messageID", use: delete)
+        messages.post(":messageID", ":action", use: act)
+        routes.get("messages", ":messageID", use: getUserless)
+    }
+
+    @Sendable static func list(req: Request) async throws -> Response {
+        let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
+        let number = try pagingParameter(req, "page", default: 0, range: 0...1_000_000)
+        let size = try pagingParameter(req, "size", default: 20, range: 1...100)
+        let onlyUnread: Bool
+        switch req.query[String.self, at: "onlyUnreadMessages"] {
+        case nil, "false": onlyUnread = false
+        case "true": onlyUnread = true
+        default: throw YonaError(.invalidParameter)
+        }
+        let page = try await req.messages.page(of: user, number: number, size: size, onlyUnread: onlyUnread)
+        return try .hal(req.rendering.messagePage(page, of: user, onlyUnread: onlyUnread))
+    }
+
+    @Sendable static func get(req: Request) async throws -> Response {
+        let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
+        return try .hal(req.rendering.message(try await req.messages.message(try messageID(req), of: user), of: user, topLevel: true))
+    }
+
+    /// The URL a push carries: the app adds its own `requestingUserId`.
+    @Sendable static func getUserless(req: Request) async throws -> Response {
+        let user = try await unlockConfirmed(req, userID: try req.requiredUUIDQuery("requestingUserId"))
+        return try .hal(req.rendering.message(try await req.messages.message(try messageID(req), of: user), of: user, topLevel: true))
+    }
+
+    @Sendable static func delete(req: Request) async throws -> Response {
+        let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
+        let id = try messageID(req)
+        let message = try await req.messages.message(id, of: user)
+        try await req.messages.delete(id, of: user)
+        return try .hal(MessageActionResultDTO(properties: .init(status: "done"),
+                                               _embedded: ["yona:affectedMessages": [req.rendering.message(message, of: user, topLevel: false)]]))
+    }
+
+    @Sendable static func act(req: Request) async throws -> Response {
+        let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
+        let id = try messageID(req)
+        _ = try req.decodeStrict(MessageActionRequest.self)
+        let affected: OpenedMessage
+        switch req.parameters.get("action") {
+        case "markRead": affected = try await req.messages.setRead(id, of: user, to: true)
+        case "markUnread": affected = try await req.messages.setRead(id, of: user, to: false)
+        default:
+            _ = try await req.messages.message(id, of: user)
+            throw YonaError(.messageActionNotSupported)
+        }
+        return try .hal(MessageActionResultDTO(properties: .init(status: "done"),
+                                               _embedded: ["yona:affectedMessages": [req.rendering.message(affected, of: user, topLevel: false)]]))
+    }
+
+    private static func unlockConfirmed(_ req: Request, userID: UUID) async throws -> UnlockedUser {
+        let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
+        guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
+        return user
+    }
+
+    private static func messageID(_ req: Request) throws -> Int64 {
+        guard let raw = req.parameters.get("messageID"), let id = Int64(raw), id > 0 else { throw YonaError(.messageNotFound) }
+        return id
+    }
+
+    private static func pagingParameter(_ req: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = req.query[String.self, at: name] else { return value }
+        guard let number = Int(raw), range.contains(number) else { throw YonaError(.invalidParameter) }
+        return number
+    }
+}

@@ -1,0 +1,118 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+
+/// One thing a device did, as the classifier (or the app) reports it.
+struct ActivityEvent: Sendable {
+    let userAnonymizedID: UUID
+    let deviceIndex: Int
+    /// Classifier category names, or app names for app activity.
+    let categoryNames: [String]
+    let matchApplications: Bool
+    let url: String?
+    let startTime: Date
+    let endTime: Date?
+    let idempotencyKey: String?
+}
+
+/// Turns reported activity into activities per device and goal, and raises a goal conflict when a
+/// no-go goal is hit. Events of one user are handled one at a time, across instances too.
+struct AnalysisService: Sendable {
+    static let mergeGap: TimeInterval = 15 * 60
+    static let minimumDuration: TimeInterval = 60
+    static let maxFutureSkew: TimeInterval = 10
+    static let maxURLLength = 2048
+
+    let db: any Database
+    /// Row locks on PostgreSQL; on SQLite (one process, one writer) a process-wide lock.
+    let rowLocks: Bool
+    let processLock: AsyncSemaphore
+
+    /// Records the event; returns the ids of the messages it raised.
+    @discardableResult
+    func record(_ event: ActivityEvent, now: Date = Date()) async throws -> [Int64] {
+        guard event.startTime <= now.addingTimeInterval(Self.maxFutureSkew) else { throw YonaError(.invalidEventTime) }
+        let categories = try await ActivityCategory.query(on: db).all().filter { category in
+            let names = event.matchApplications ? category.applications : category.classifierCategories
+            return !Set(names).isDisjoint(with: event.categoryNames)
+        }
+        return try await serialized(event.userAnonymizedID) { tx in
+            guard try await UserAnonymized.find(event.userAnonymizedID, on: tx) != nil else { throw YonaError(.userNotFound) }
+            guard let device = try await DeviceAnonymized.query(on: tx)
+                .filter(\.$userAnonymized.$id == event.userAnonymizedID)
+                .filter(\.$deviceIndex == event.deviceIndex).first() else {
+                throw YonaError(.deviceNotFound)
+            }
+            if let key = event.idempotencyKey {
+                let hash = Self.keyHash(event.userAnonymizedID, key)
+                if try await ProcessedAnalyzerEvent.query(on: tx).filter(\.$keyHash == hash).count() > 0 { return [] }
+                try await ProcessedAnalyzerEvent(id: UUID(), keyHash: hash, processedAt: now).create(on: tx)
+            }
+            guard !categories.isEmpty else { return [] }
+            let goals = try await Goal.query(on: tx)
+                .filter(\.$userAnonymized.$id == event.userAnonymizedID)
+                .filter(\.$activityCategory.$id ~~ categories.compactMap(\.id))
+                .filter(\.$creationTime <= event.startTime)
+                .all()
+            var raised: [Int64] = []
+            for goal in goals {
+                let isNew = try await mergeActivity(event, device: device.id!, goal: goal.id!, on: tx)
+                if isNew, goal.kind == GoalSpec.budgetType, goal.maxDurationMinutes == 0 {
+                    raised += try await raiseGoalConflict(event, goal: goal, on: tx, now: now)
+                }
+            }
+            return raised
+        }
+    }
+
+    /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either
+    /// order of arrival); otherwise starts a new one. Returns whether it is new.
+    private func mergeActivity(_ event: ActivityEvent, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
+        let start = event.startTime
+        let end = max(event.endTime ?? start, start.addingTimeInterval(Self.minimumDuration))
+        let near = try await Activity.query(on: tx)
+            .filter(\.$device.$id == device).filter(\.$goal.$id == goal)
+            .filter(\.$startTime <= end.addingTimeInterval(Self.mergeGap))
+            .filter(\.$endTime >= start.addingTimeInterval(-Self.mergeGap))
+            .sort(\.$endTime, .descending).first()
+        if let near {
+            near.startTime = min(near.startTime, start)
+            near.endTime = max(near.endTime, end)
+            try await near.save(on: tx)
+            return false
+        }
+        try await Activity(id: UUID(), userAnonymizedID: event.userAnonymizedID, deviceID: device, goalID: goal,
+                           startTime: start, endTime: end).create(on: tx)
+        return true
+    }
+
+    /// The user's own copy carries the URL; buddies' copies arrive with buddies.
+    private func raiseGoalConflict(_ event: ActivityEvent, goal: Goal, on tx: any Database, now: Date) async throws -> [Int64] {
+        let url = event.url.map { String($0.prefix(Self.maxURLLength)) }
+        let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(Self.minimumDuration))
+        let id = try await MessageWriter.deliver(to: event.userAnonymizedID, on: tx, now: now) { id in
+            MessagePayload(kind: .goalConflict, messageID: id, subjectUserAnonymizedID: event.userAnonymizedID,
+                           activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
+                           activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
+        }
+        return id.map { [$0] } ?? []
+    }
+
+    private func serialized<T: Sendable>(_ userAnonymizedID: UUID, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
+        if rowLocks {
+            return try await db.transaction { tx in
+                try await (tx as! any SQLDatabase).raw("SELECT id FROM users_anonymized WHERE id = \(bind: userAnonymizedID) FOR UPDATE").run()
+                return try await body(tx)
+            }
+        }
+        return try await processLock.withPermit {
+            try await db.transaction { tx in try await body(tx) }
+        }
+    }
+
+    static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {
+        KeyedHash.hash(userAnonymizedID.bytes + Array(key.utf8), key: Array("yona/idempotency/v1".utf8), outputLength: 16)
+            .map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,48 @@
+import Fluent
+import Foundation
+import YonaCrypto
+
+/// The one way a message comes to exist: sealed to the recipient's anonymous inbox and, in the same
+/// transaction, a push queued for each of the recipient's devices that has an Instance ID.
+enum MessageWriter {
+    /// Random positive ids below 2^53 (api.md): unique in practice, and they reveal no count.
+    static func newMessageID() -> Int64 {
+        let bytes = SecureRandom.bytes(8)
+        let value = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } & ((1 << 53) - 1)
+        return value == 0 ? 1 : Int64(value)
+    }
+
+    @discardableResult
+    static func deliver(to recipient: UUID, on db: any Database, now: Date,
+                        _ makePayload: (Int64) -> MessagePayload) async throws -> Int64? {
+        guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else {
+            return nil
+        }
+        let id = newMessageID()
+        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(makePayload(id))), to: Array(publicKey))
+        try await Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now).create(on: db)
+        try await OutboxWriter.queuePushes(messageID: id, recipient: recipient, on: db, now: now)
+        return id
+    }
+
+    /// Opens a message with the owner's inbox key; a payload that names another id is refused.
+    static func open(_ message: Message, with inbox: BoxKeyPair) throws -> MessagePayload {
+        let plaintext = try SealedBox.open(Array(message.sealedPayload), keyPair: inbox)
+        let payload = try JSONDecoder().decode(MessagePayload.self, from: Data(plaintext))
+        guard payload.messageID == message.id else { throw YonaError(.decryptingData) }
+        return payload
+    }
+}
+
+/// Writes the push outbox; the only code that does.
+enum OutboxWriter {
+    static func queuePushes(messageID: Int64, recipient: UUID, on db: any Database, now: Date) async throws {
+        let devices = try await DeviceAnonymized.query(on: db)
+            .filter(\.$userAnonymized.$id == recipient)
+            .filter(\.$firebaseInstanceID != nil)
+            .all()
+        for device in devices {
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: messageID, now: now).create(on: db)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Fluent
+import Foundation
+
+/// A message in an anonymized user's inbox. Its content is sealed to the inbox's public key, so whoever
+/// writes it (the analyzer, a buddy, the admin) needs no secret and the database holds no plaintext.
+final class Message: Model, @unchecked Sendable {
+    static let schema = "messages"
+
+    // managed
+    /// Random, positive, below 2^53: unique across the server without revealing how many exist.
+    @ID(custom: "id", generatedBy: .user) var id: Int64?
+    @Field(key: "creation_time") var creationTime: Date
+
+    // data
+    @Field(key: "sealed_payload") var sealedPayload: Data
+    @Field(key: "is_read") var isRead: Bool
+
+    // relationships
+    @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized
+
+    init() {}
+
+    init(id: Int64, userAnonymizedID: UUID, sealedPayload: Data, creationTime: Date) {
+        self.id = id
+        self.$userAnonymized.id = userAnonymizedID
+        self.sealedPayload = sealedPayload
+        self.creationTime = creationTime
+        self.isRead = false
+    }
+}

@@ -1,0 +1,187 @@
+import Fluent
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// api.md "The analyzer API" and "Messages": a visit to a danger zone raises a goal conflict.
+@Suite struct GoalConflictTests {
+    static let gambling = GoalsTests.gambling
+    static let news = GoalsTests.news
+
+    @Test(arguments: TestDatabase.available)
+    func aVisitToADangerZoneRemindsTheUserWithTheURL(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: a young user with a danger zone on gambling and a phone with an Instance ID
+            let user = try await server.createUser(nickname: "Robin", extra: [
+                "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0",
+                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-robin"])
+            try await server.addNoGoGoal(user, category: Self.gambling)
+            let (ua, index) = try await server.vpnLogin(user)
+            let visit = Date().addingTimeInterval(-3600)
+
+            // act: the classifier reports a poker site
+            let posted = try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"],
+                                                              url: "https://poker.example/table/7", at: visit)
+
+            // check
+            #expect(posted.status == 204, "\(posted.text)")
+            let messages = try await server.messages(user)
+            #expect(messages.count == 1)
+            let conflict = try #require(messages.first)
+            #expect(conflict["@type"] as? String == "GoalConflictMessage")
+            #expect(conflict["nickname"] as? String == "Robin (me)")
+            #expect(conflict["url"] as? String == "https://poker.example/table/7")
+            #expect(conflict["status"] as? String == "ANNOUNCED")
+            #expect(conflict["isRead"] as? Bool == false)
+            #expect(conflict["activityStartTime"] as? String == YonaDateFormat.timestamp(visit))
+            #expect((value(conflict, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(Self.gambling) == true)
+            let messageID = try #require(conflict["messageId"] as? Int)
+            #expect(messageID > 0 && messageID < 1 << 53)
+            #expect((value(conflict, "_links", "self", "href") as? String)?.hasSuffix("/messages/\(messageID)") == true)
+            // the push is queued in the same transaction, one per device with an Instance ID
+            let queued = try await PendingPush.query(on: server.app.db).all()
+            #expect(queued.map(\.messageID) == [Int64(messageID)])
+            // the user-less URL a push carries gives the same message
+            let userless = try await server.request(.GET, "/messages/\(messageID)?requestingUserId=\(user.id)", headers: user.passwordHeader)
+            #expect(userless.status == 200)
+            #expect(userless.json["url"] as? String == "https://poker.example/table/7")
+            #expect(userless.json["messageId"] as? Int == messageID)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func onlyNewActivityOnANoGoGoalThatExistedRaisesAConflict(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser()
+            try await server.addNoGoGoal(user, category: Self.gambling, since: Date().addingTimeInterval(-7200))
+            let (ua, _) = try await server.vpnLogin(user)
+            let t0 = Date().addingTimeInterval(-5400)
+            // before the goal existed: nothing
+            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://a.example", at: Date().addingTimeInterval(-9000))
+            #expect(try await server.messages(user).isEmpty)
+            // a category without a no-go goal: nothing
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://news.example", at: t0)
+            #expect(try await server.messages(user).isEmpty)
+            // the first visit raises one, a visit a minute later raises nothing new
+            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://b.example", at: t0)
+            try await server.postNetworkActivity(ua, categories: ["lotto"], url: "https://c.example", at: t0.addingTimeInterval(60))
+            #expect(try await server.messages(user).count == 1)
+            // 20 minutes after the end: a new conflict; then a late event in between merges (out of order)
+            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://d.example", at: t0.addingTimeInterval(60 + 60 + 20 * 60))
+            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://e.example", at: t0.addingTimeInterval(10 * 60))
+            let messages = try await server.messages(user)
+            #expect(messages.map { $0["url"] as? String } == ["https://d.example", "https://b.example"])
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func analyzerErrorsAndIdempotency(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser()
+            try await server.addNoGoGoal(user, category: Self.gambling)
+            let (ua, _) = try await server.vpnLogin(user)
+            let noToken = try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://x.example", bearer: [])
+            #expect(noToken.status == 401)
+            let unknownUser = try await server.postNetworkActivity(UUID().uuidString, categories: ["gambling"], url: "https://x.example")
+            #expect(unknownUser.status == 400)
+            #expect(unknownUser.errorCode == "error.user.not.found.id")
+            let unknownDevice = try await server.postNetworkActivity(ua, deviceIndex: 7, categories: ["gambling"], url: "https://x.example")
+            #expect(unknownDevice.status == 404)
+            #expect(unknownDevice.errorCode == "error.device.not.found.id")
+            let future = try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://x.example", at: Date().addingTimeInterval(60))
+            #expect(future.errorCode == "error.analysis.invalid.event.time")
+            let malformed = try await server.request(.POST, "/userAnonymized/nope/networkActivity/", headers: TestServer.bearer,
+                                                     json: ["deviceIndex": 0, "categories": ["gambling"]])
+            #expect(malformed.errorCode == "error.invalid.uuid")
+            #expect(try await server.messages(user).isEmpty)
+            // the same key twice, even hours apart, is one event
+            let long = "https://poker.example/" + String(repeating: "p", count: 3000)
+            for hoursAgo in [5.0, 2.0] {
+                let posted = try await server.postNetworkActivity(ua, categories: ["gambling"], url: long,
+                                                                  at: Date().addingTimeInterval(-hoursAgo * 3600), idempotencyKey: "evt-1")
+                #expect(posted.status == 204)
+            }
+            let messages = try await server.messages(user)
+            #expect(messages.count == 1)
+            #expect((messages.first?["url"] as? String)?.count == 2048)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func messagesPageMarkAndDelete(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: three conflicts an hour apart
+            let user = try await server.createUser()
+            try await server.addNoGoGoal(user, category: Self.gambling)
+            let (ua, _) = try await server.vpnLogin(user)
+            for hoursAgo in [3.0, 2.0, 1.0] {
+                try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://h\(Int(hoursAgo)).example",
+                                                     at: Date().addingTimeInterval(-hoursAgo * 3600))
+            }
+            // paging: newest first, with links
+            let first = try await server.request(.GET, "\(user.path)/messages/?page=0&size=2", headers: user.passwordHeader)
+            #expect(value(first.json, "page", "totalElements") as? Int == 3)
+            #expect(value(first.json, "page", "totalPages") as? Int == 2)
+            #expect((value(first.json, "_embedded", "yona:messages") as? [[String: Any]])?.map { $0["url"] as? String } == ["https://h1.example", "https://h2.example"])
+            #expect(value(first.json, "_links", "next") != nil)
+            #expect(value(first.json, "_links", "prev") == nil)
+            let second = try await server.request(.GET, "\(user.path)/messages/?page=1&size=2", headers: user.passwordHeader)
+            #expect((value(second.json, "_embedded", "yona:messages") as? [[String: Any]])?.count == 1)
+            #expect(value(second.json, "_links", "prev") != nil)
+            let badPaging = try await server.request(.GET, "\(user.path)/messages/?page=-1", headers: user.passwordHeader)
+            #expect(badPaging.errorCode == "error.request.invalid.parameter")
+            // mark read, unread filter, unsupported action, delete
+            let newest = try #require(try await server.messages(user).first?["messageId"] as? Int)
+            let read = try await server.request(.POST, "\(user.path)/messages/\(newest)/markRead", headers: user.passwordHeader, json: ["properties": [:]])
+            #expect(read.status == 200)
+            #expect(value(read.json, "properties", "status") as? String == "done")
+            #expect(value(read.json, "_embedded", "yona:affectedMessages", 0, "isRead") as? Bool == true)
+            #expect(try await server.messages(user, query: "?onlyUnreadMessages=true").count == 2)
+            let unsupported = try await server.request(.POST, "\(user.path)/messages/\(newest)/explode", headers: user.passwordHeader, json: ["properties": [:]])
+            #expect(unsupported.errorCode == "error.message.action.not.supported")
+            let deleted = try await server.request(.DELETE, "\(user.path)/messages/\(newest)", headers: user.passwordHeader)
+            #expect(deleted.status == 200)
+            #expect(try await server.messages(user).count == 2)
+            let gone = try await server.request(.GET, "\(user.path)/messages/\(newest)", headers: user.passwordHeader)
+            #expect(gone.status == 404)
+            #expect(gone.errorCode == "error.message.not.found")
+            // another user cannot read it
+            let other = try await server.createUser()
+            let remaining = try #require(try await server.messages(user).first?["messageId"] as? Int)
+            let foreign = try await server.request(.GET, "/messages/\(remaining)?requestingUserId=\(other.id)", headers: other.passwordHeader)
+            #expect(foreign.errorCode == "error.message.not.found")
+            let unconfirmed = try await server.createUser(confirm: false)
+            let early = try await server.request(.GET, "\(unconfirmed.path)/messages/", headers: unconfirmed.passwordHeader)
+            #expect(early.errorCode == "error.mobile.number.not.confirmed")
+        }
+    }
+
+    /// 50 events for one user from parallel clients (on PostgreSQL through two instances) give exactly
+    /// the conflicts the rules say: 10 visits 30 minutes apart, each reported 5 times within 4 minutes.
+    @Test(arguments: TestDatabase.available)
+    func parallelEventsForOneUserGiveExactlyTheRuledMessages(db: TestDatabase) async throws {
+        try await withServer(db) { first in
+            let second = db == .postgres ? try await TestServer.start(.postgres, sharingDatabaseOf: first) : first
+            let user = try await first.createUser(extra: [
+                "deviceName": "Phone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.0",
+                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-parallel"])
+            try await first.addNoGoGoal(user, category: Self.gambling, since: Date().addingTimeInterval(-86_400))
+            let (ua, _) = try await first.vpnLogin(user)
+            let t0 = Date().addingTimeInterval(-20 * 3600)
+            let events = (0..<10).flatMap { visit in (0..<5).map { repeat_ in t0.addingTimeInterval(Double(visit) * 1800 + Double(repeat_) * 60) } }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (index, time) in events.shuffled().enumerated() {
+                    let server = index % 2 == 0 ? first : second
+                    group.addTask { try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://p.example/\(index)", at: time).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            if db == .postgres { await second.stop() }
+            #expect(statuses.count == 50)
+            #expect(statuses.allSatisfy { $0 == 204 })
+            #expect(try await first.messages(user, query: "?size=100").count == 10)
+            #expect(try await PendingPush.query(on: first.app.db).count() == 10)
+            #expect(try await Activity.query(on: first.app.db).count() == 10)
+        }
+    }
+}
