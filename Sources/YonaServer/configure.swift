@@ -102,6 +102,8 @@ extension Request {
 
     var messages: MessageService { MessageService(db: db) }
 
+    var buddies: BuddyService { BuddyService(db: db, users: users) }
+
     var analysis: AnalysisService {
         var rowLocks = false
         if case .postgres = application.yona.config.database { rowLocks = true }

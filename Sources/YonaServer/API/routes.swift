@@ -9,6 +9,7 @@ func routes(_ app: Application) {
     ActivityCategoriesController.register(app)
     GoalsController.register(app)
     MessagesController.register(app)
+    BuddiesController.register(app)
 
     let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
     AdminActivityCategoriesController.register(internalAPI.grouped("admin"))

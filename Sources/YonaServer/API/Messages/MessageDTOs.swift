@@ -1,6 +1,7 @@
 import Foundation
 
-/// A message as its recipient sees it. Fields without a value are left out.
+/// A message as its recipient sees it. Fields without a value are left out, except `url` on a buddy's
+/// goal-conflict copy, which is `null` until the user discloses it (api.md).
 struct MessageDTO: Encodable, Sendable {
     let type: String
     let messageId: Int64
@@ -8,13 +9,32 @@ struct MessageDTO: Encodable, Sendable {
     let creationTime: String
     let isRead: Bool
     let url: String?
+    let urlIsExplicitNull: Bool
     let activityStartTime: String?
     let activityEndTime: String?
     let status: String?
+    let message: String?
+    let reason: String?
     let _links: HALLinks
 
     enum CodingKeys: String, CodingKey {
-        case type = "@type", messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, _links
+        case type = "@type", messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason, _links
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(messageId, forKey: .messageId)
+        try c.encode(nickname, forKey: .nickname)
+        try c.encode(creationTime, forKey: .creationTime)
+        try c.encode(isRead, forKey: .isRead)
+        if let url { try c.encode(url, forKey: .url) } else if urlIsExplicitNull { try c.encodeNil(forKey: .url) }
+        try c.encodeIfPresent(activityStartTime, forKey: .activityStartTime)
+        try c.encodeIfPresent(activityEndTime, forKey: .activityEndTime)
+        try c.encodeIfPresent(status, forKey: .status)
+        try c.encodeIfPresent(message, forKey: .message)
+        try c.encodeIfPresent(reason, forKey: .reason)
+        try c.encode(_links, forKey: ._links)
     }
 }
 

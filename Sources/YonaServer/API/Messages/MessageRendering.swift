@@ -1,7 +1,8 @@
 import Foundation
 
 extension UserRendering {
-    /// Renders a message for its recipient; a goal conflict about the recipient is the "(me)" copy with the URL.
+    /// Renders a message for its recipient: a goal conflict about the recipient is the "(me)" copy with the
+    /// URL; a buddy's copy names the buddy by the nickname the recipient knows and hides the URL until disclosed.
     func message(_ message: OpenedMessage, of user: UnlockedUser, topLevel: Bool) -> MessageDTO {
         let payload = message.payload
         let href = links.message(user.id, message.id)
@@ -11,12 +12,44 @@ extension UserRendering {
         halLinks.add(message.record.isRead ? "yona:markUnread" : "yona:markRead",
                      "\(href)/\(message.record.isRead ? "markUnread" : "markRead")")
         let aboutMe = payload.subjectUserAnonymizedID == user.privateData.userAnonymizedID
+        let buddy = user.privateData.buddies.first { $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID }
+        let nickname: String
+        if let sender = payload.sender {
+            nickname = buddy?.nickname ?? sender.nickname
+        } else if aboutMe {
+            nickname = payload.kind == .goalConflict ? "\(user.privateData.nickname) (me)" : user.privateData.nickname
+        } else {
+            nickname = buddy?.nickname ?? "Yona"
+        }
+        switch (payload.kind, payload.status) {
+        case (.buddyConnectRequest, "REQUESTED"?), (.disclosureRequest, "DISCLOSURE_REQUESTED"?):
+            halLinks.add("yona:accept", "\(href)/accept")
+            halLinks.add("yona:reject", "\(href)/reject")
+        case (.goalConflict, "ANNOUNCED"?) where !aboutMe:
+            halLinks.add("yona:requestDisclosure", "\(href)/requestDisclosure")
+        default:
+            break
+        }
+        if let sender = payload.sender { halLinks.add("yona:user", links.user(sender.userID)) }
         return MessageDTO(
-            type: payload.kind.rawValue, messageId: message.id,
-            nickname: aboutMe ? "\(user.privateData.nickname) (me)" : user.privateData.nickname,
+            type: payload.kind.rawValue, messageId: message.id, nickname: nickname,
             creationTime: YonaDateFormat.timestamp(message.record.creationTime), isRead: message.record.isRead,
-            url: payload.url, activityStartTime: payload.activityStartTime.map(YonaDateFormat.timestamp),
+            url: payload.url, urlIsExplicitNull: payload.kind == .goalConflict && !aboutMe,
+            activityStartTime: payload.activityStartTime.map(YonaDateFormat.timestamp),
             activityEndTime: payload.activityEndTime.map(YonaDateFormat.timestamp), status: payload.status,
+            message: payload.text, reason: payload.reason, _links: halLinks)
+    }
+
+    func buddy(_ buddy: PrivateBuddy, of user: UnlockedUser, topLevel: Bool) -> BuddyDTO {
+        let href = "\(links.buddies(user.id))\(buddy.id.uuidString.lowercased())"
+        var halLinks = HALLinks(self: href, topLevel: topLevel)
+        halLinks.add("edit", href)
+        halLinks.add("yona:user", links.user(buddy.userID))
+        return BuddyDTO(
+            nickname: buddy.nickname, sendingStatus: buddy.sendingStatus.rawValue, receivingStatus: buddy.receivingStatus.rawValue,
+            lastStatusChangeTime: YonaDateFormat.timestamp(buddy.lastStatusChangeTime),
+            _embedded: .init(user: .init(firstName: buddy.firstName, lastName: buddy.lastName, mobileNumber: buddy.mobileNumber,
+                                         nickname: buddy.nickname, _links: HALLinks(self: links.user(buddy.userID), topLevel: false))),
             _links: halLinks)
     }
 

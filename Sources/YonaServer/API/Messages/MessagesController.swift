@@ -48,11 +48,22 @@ enum MessagesController {
     @Sendable static func act(req: Request) async throws -> Response {
         let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
         let id = try messageID(req)
-        _ = try req.decodeStrict(MessageActionRequest.self)
+        let text = try req.decodeStrict(MessageActionRequest.self).properties?["message"]
         let affected: OpenedMessage
         switch req.parameters.get("action") {
         case "markRead": affected = try await req.messages.setRead(id, of: user, to: true)
         case "markUnread": affected = try await req.messages.setRead(id, of: user, to: false)
+        case let action? where action == "accept" || action == "reject":
+            let message = try await req.messages.message(id, of: user)
+            if message.payload.kind == .disclosureRequest {
+                try await req.buddies.answerDisclosure(user, request: message, accept: action == "accept", messages: req.messages)
+            } else {
+                _ = try await req.buddies.respond(user, to: message, accept: action == "accept", text: text)
+            }
+            affected = try await req.messages.message(id, of: user)
+        case "requestDisclosure":
+            try await req.buddies.requestDisclosure(user, of: try await req.messages.message(id, of: user))
+            affected = try await req.messages.message(id, of: user)
         default:
             _ = try await req.messages.message(id, of: user)
             throw YonaError(.messageActionNotSupported)

@@ -54,7 +54,7 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
 extension ErrorCode {
     var status: HTTPResponseStatus {
         switch self {
-        case .deviceNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound: .notFound
+        case .deviceNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound: .notFound
         case .unauthorized: .unauthorized
         case .unknownPath: .notFound
         case .methodNotAllowed: .methodNotAllowed

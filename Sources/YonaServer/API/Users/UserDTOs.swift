@@ -85,7 +85,7 @@ struct OwnUserDTO: Encodable {
     struct Embedded: Encodable {
         let devices: HALCollection<OwnDeviceDTO>
         let goals: HALCollection<GoalDTO>
-        let buddies: HALCollection<EmptyItem>
+        let buddies: HALCollection<BuddyDTO>
 
         enum CodingKeys: String, CodingKey {
             case devices = "yona:devices"
@@ -94,8 +94,6 @@ struct OwnUserDTO: Encodable {
         }
     }
 
-    /// Placeholder element type for collections that are always empty until their feature exists.
-    struct EmptyItem: Encodable, Sendable {}
 }
 
 /// A device as its owner sees it.

@@ -17,7 +17,8 @@ struct UserRendering {
                 devices: HALCollection(rel: "yona:devices", items: deviceItems, links: HALLinks(self: links.devices(user.id), topLevel: false)),
                 goals: HALCollection(rel: "yona:goals", items: goals.map { goal($0, of: user, topLevel: false) },
                                      links: HALLinks(self: links.goals(user.id), topLevel: false)),
-                buddies: HALCollection(rel: "yona:buddies", items: [], links: HALLinks(self: links.buddies(user.id), topLevel: false)))
+                buddies: HALCollection(rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, topLevel: false) },
+                                       links: HALLinks(self: links.buddies(user.id), topLevel: false)))
         } else {
             halLinks.add("yona:confirmMobileNumber", links.confirmMobileNumber(user.id))
             halLinks.add("yona:resendMobileNumberConfirmationCode", links.resendConfirmationCode(user.id))

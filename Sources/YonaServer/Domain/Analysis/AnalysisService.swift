@@ -87,16 +87,35 @@ struct AnalysisService: Sendable {
         return true
     }
 
-    /// The user's own copy carries the URL; buddies' copies arrive with buddies.
+    /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
     private func raiseGoalConflict(_ event: ActivityEvent, goal: Goal, on tx: any Database, now: Date) async throws -> [Int64] {
         let url = event.url.map { String($0.prefix(Self.maxURLLength)) }
         let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(Self.minimumDuration))
-        let id = try await MessageWriter.deliver(to: event.userAnonymizedID, on: tx, now: now) { id in
-            MessagePayload(kind: .goalConflict, messageID: id, subjectUserAnonymizedID: event.userAnonymizedID,
-                           activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
-                           activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
+        let conflict = MessagePayload(kind: .goalConflict, messageID: 0, subjectUserAnonymizedID: event.userAnonymizedID,
+                                      activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
+                                      activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
+        guard let original = try await MessageWriter.deliver(to: event.userAnonymizedID, on: tx, now: now, { id in
+            var own = conflict
+            own.messageID = id
+            return own
+        }) else { return [] }
+        var raised = [original]
+        let sharing = try await BuddyAnonymized.query(on: tx)
+            .filter(\.$owner.$id == event.userAnonymizedID)
+            .filter(\.$sendingStatus == PrivateBuddy.Status.accepted.rawValue)
+            .filter(\.$buddyUserAnonymizedID != nil).all()
+        for buddy in sharing {
+            guard let recipient = buddy.buddyUserAnonymizedID else { continue }
+            let copy = try await MessageWriter.deliver(to: recipient, on: tx, now: now) { id in
+                var copy = conflict
+                copy.messageID = id
+                copy.url = nil
+                copy.originalMessageID = original
+                return copy
+            }
+            if let copy { raised.append(copy) }
         }
-        return id.map { [$0] } ?? []
+        return raised
     }
 
     private func serialized<T: Sendable>(_ userAnonymizedID: UUID, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {

@@ -5,17 +5,43 @@ import Foundation
 struct MessagePayload: Codable, Sendable, Equatable {
     enum Kind: String, Codable, Sendable {
         case goalConflict = "GoalConflictMessage"
+        case buddyConnectRequest = "BuddyConnectRequestMessage"
+        case buddyConnectResponse = "BuddyConnectResponseMessage"
+        case buddyDisconnect = "BuddyDisconnectMessage"
+        case disclosureRequest = "DisclosureRequestMessage"
+        case disclosureResponse = "DisclosureResponseMessage"
     }
 
     var kind: Kind
     var messageID: Int64
-    /// The anonymized user the message is about (a goal conflict: whose activity it was).
+    /// The anonymized user the message is from or about (a goal conflict: whose activity it was).
     var subjectUserAnonymizedID: UUID
-    var activityCategoryID: UUID?
-    var goalID: UUID?
-    /// The visited URL; only in the user's own copy of a goal conflict.
-    var url: String?
-    var activityStartTime: Date?
-    var activityEndTime: Date?
-    var status: String?
+    var activityCategoryID: UUID? = nil
+    var goalID: UUID? = nil
+    /// The visited URL: in the user's own goal conflict, and in a buddy's copy once disclosed.
+    var url: String? = nil
+    var activityStartTime: Date? = nil
+    var activityEndTime: Date? = nil
+    var status: String? = nil
+    /// Free text a person wrote (buddy request, response, disconnect).
+    var text: String? = nil
+    /// Who sent it, for messages from identities (buddy requests and responses).
+    var sender: Sender? = nil
+    /// Buddy messages: the requester's buddy relation and its anonymized half.
+    var buddyID: UUID? = nil
+    var buddyAnonymizedID: UUID? = nil
+    /// A buddy disconnect: `USER_REMOVED_BUDDY` or `USER_ACCOUNT_DELETED`.
+    var reason: String? = nil
+    /// Goal-conflict copies and disclosure messages: the subject's own conflict message.
+    var originalMessageID: Int64? = nil
+    /// Disclosure messages: the buddy's copy the disclosure is about.
+    var buddyCopyMessageID: Int64? = nil
+
+    struct Sender: Codable, Sendable, Equatable {
+        var userID: UUID
+        var firstName: String
+        var lastName: String
+        var nickname: String
+        var mobileNumber: String
+    }
 }

@@ -25,6 +25,24 @@ enum MessageWriter {
         return id
     }
 
+    /// Seals a direct message from one identity to another's named inbox; it gets its message id when the
+    /// recipient's next call moves it into the anonymous inbox (and only then is it pushed).
+    static func deliverNamed(to userID: UUID, on db: any Database, now: Date, _ payload: MessagePayload) async throws {
+        guard let recipient = try await User.find(userID, on: db), let publicKey = recipient.namedInboxPublicKey else { return }
+        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
+        try await NamedMessage(id: UUID(), userID: userID, sealedPayload: Data(sealed), createdAt: now).create(on: db)
+    }
+
+    /// Replaces what a message says (its status, a disclosed URL), sealed again to the same inbox.
+    static func reseal(_ messageID: Int64, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
+        guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else { return }
+        var payload = payload
+        payload.messageID = messageID
+        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
+        try await Message.query(on: db).filter(\.$id == messageID).filter(\.$userAnonymized.$id == recipient)
+            .set(\.$sealedPayload, to: Data(sealed)).update()
+    }
+
     /// Opens a message with the owner's inbox key; a payload that names another id is refused.
     static func open(_ message: Message, with inbox: BoxKeyPair) throws -> MessagePayload {
         let plaintext = try SealedBox.open(Array(message.sealedPayload), keyPair: inbox)

@@ -13,6 +13,60 @@ struct UserPrivateData: Codable, Sendable {
     /// X25519 secret keys of the two inboxes (nil only for users made before inboxes existed).
     var namedInboxSecretKey: Data?
     var anonymousInboxSecretKey: Data?
+    /// The user's buddies as the user knows them (names, number, and the hidden anonymized links).
+    var buddies: [PrivateBuddy]
+
+    enum CodingKeys: String, CodingKey {
+        case firstName, lastName, nickname, creationTime, userAnonymizedID, devices, namedInboxSecretKey, anonymousInboxSecretKey, buddies
+    }
+
+    init(firstName: String, lastName: String, nickname: String, creationTime: Date, userAnonymizedID: UUID,
+         devices: [UserDevice], namedInboxSecretKey: Data?, anonymousInboxSecretKey: Data?, buddies: [PrivateBuddy] = []) {
+        self.firstName = firstName
+        self.lastName = lastName
+        self.nickname = nickname
+        self.creationTime = creationTime
+        self.userAnonymizedID = userAnonymizedID
+        self.devices = devices
+        self.namedInboxSecretKey = namedInboxSecretKey
+        self.anonymousInboxSecretKey = anonymousInboxSecretKey
+        self.buddies = buddies
+    }
+
+    /// Private data written before a field existed still opens.
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        firstName = try c.decode(String.self, forKey: .firstName)
+        lastName = try c.decode(String.self, forKey: .lastName)
+        nickname = try c.decode(String.self, forKey: .nickname)
+        creationTime = try c.decode(Date.self, forKey: .creationTime)
+        userAnonymizedID = try c.decode(UUID.self, forKey: .userAnonymizedID)
+        devices = try c.decode([UserDevice].self, forKey: .devices)
+        namedInboxSecretKey = try c.decodeIfPresent(Data.self, forKey: .namedInboxSecretKey)
+        anonymousInboxSecretKey = try c.decodeIfPresent(Data.self, forKey: .anonymousInboxSecretKey)
+        buddies = try c.decodeIfPresent([PrivateBuddy].self, forKey: .buddies) ?? []
+    }
+}
+
+/// A buddy as its owner knows it.
+struct PrivateBuddy: Codable, Sendable, Equatable {
+    enum Status: String, Codable, Sendable {
+        case notRequested = "NOT_REQUESTED", requested = "REQUESTED", accepted = "ACCEPTED", rejected = "REJECTED"
+    }
+
+    var id: UUID
+    var userID: UUID
+    var firstName: String
+    var lastName: String
+    var nickname: String
+    var mobileNumber: String
+    var sendingStatus: Status
+    var receivingStatus: Status
+    var lastStatusChangeTime: Date
+    /// The owner's own anonymized half of the relation.
+    var buddyAnonymizedID: UUID
+    /// The buddy's anonymized user, known once the relation is accepted.
+    var buddyUserAnonymizedID: UUID?
 }
 
 /// A device as its owner knows it: the name and the hidden link to its anonymized row.

@@ -62,7 +62,8 @@ struct UserService: Sendable {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
-        return try await withInboxes(try open(record, key: key))
+        let user = try await withInboxes(try open(record, key: key))
+        return try await BuddyService(db: db, users: self).processNamedInbox(user)
     }
 
     /// Decrypts a loaded record; a key that does not open it is a wrong password.
@@ -189,6 +190,8 @@ struct UserService: Sendable {
     /// Removes the user and, through the link only the user's key can read, the anonymized part.
     func delete(_ user: UnlockedUser) async throws {
         try await db.transaction { tx in
+            try await BuddyService(db: tx, users: self).disconnectAll(of: user, on: tx)
+            try await BuddyAnonymized.query(on: tx).filter(\.$owner.$id == user.privateData.userAnonymizedID).delete()
             try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
             try await Goal.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
             try await Message.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()

@@ -18,5 +18,7 @@ enum YonaMigrations {
         CreateActivities(),
         CreatePushOutbox(),
         CreateProcessedAnalyzerEvents(),
+        CreateBuddiesAnonymized(),
+        CreateNamedMessages(),
     ]
 }

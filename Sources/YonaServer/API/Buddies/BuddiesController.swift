@@ -1,0 +1,47 @@
+import Vapor
+
+/// `/users/{u}/buddies/...`: inviting, listing and removing buddies.
+enum BuddiesController {
+    static func register(_ routes: any RoutesBuilder) {
+        let buddies = routes.grouped("users", ":userID", "buddies")
+        buddies.get(use: list)
+        buddies.post(use: create)
+        buddies.get(":buddyID", use: get)
+        buddies.delete(":buddyID", use: delete)
+    }
+
+    @Sendable static func list(req: Request) async throws -> Response {
+        let user = try await unlock(req)
+        let items = user.privateData.buddies.map { req.rendering.buddy($0, of: user, topLevel: false) }
+        return try .hal(HALCollection(rel: "yona:buddies", items: items, links: HALLinks(self: req.rendering.links.buddies(user.id))))
+    }
+
+    @Sendable static func get(req: Request) async throws -> Response {
+        let user = try await unlock(req)
+        let buddyID = try req.uuidParameter("buddyID")
+        guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
+        return try .hal(req.rendering.buddy(buddy, of: user, topLevel: true))
+    }
+
+    @Sendable static func create(req: Request) async throws -> Response {
+        let user = try await unlock(req)
+        let body = try req.decodeStrict(BuddyRequestBody.self)
+        guard let invited = body._embedded?.user else { throw YonaError(.missingProperty) }
+        let (updated, buddy) = try await req.buddies.request(
+            from: user, firstName: try requireText(invited.firstName), lastName: try requireText(invited.lastName),
+            mobileNumber: try MobileNumber(try requireText(invited.mobileNumber)), message: body.message,
+            sendingStatus: try requireText(body.sendingStatus), receivingStatus: try requireText(body.receivingStatus))
+        return try .hal(req.rendering.buddy(buddy, of: updated, topLevel: true), status: .created)
+    }
+
+    @Sendable static func delete(req: Request) async throws -> HTTPStatus {
+        let user = try await unlock(req)
+        _ = try await req.buddies.remove(try req.uuidParameter("buddyID"), of: user, reason: "USER_REMOVED_BUDDY",
+                                         text: req.query[String.self, at: "message"])
+        return .noContent
+    }
+
+    private static func unlock(_ req: Request) async throws -> UnlockedUser {
+        try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// `POST /users/{u}/buddies/` body, the Yona way.
+struct BuddyRequestBody: StrictBody {
+    struct Embedded: Decodable {
+        struct InvitedUser: Decodable {
+            let firstName: String?
+            let lastName: String?
+            let mobileNumber: String?
+            let emailAddress: String?
+            let nickname: String?
+        }
+        let user: InvitedUser?
+        enum CodingKeys: String, CodingKey { case user = "yona:user" }
+    }
+
+    let _embedded: Embedded?
+    let message: String?
+    let sendingStatus: String?
+    let receivingStatus: String?
+
+    static let allowedKeys: Set<String> = ["_embedded", "message", "sendingStatus", "receivingStatus"]
+}
+
+/// A buddy as its owner sees it, with the buddy's user embedded.
+struct BuddyDTO: Encodable, Sendable {
+    struct BuddyUser: Encodable, Sendable {
+        let firstName: String
+        let lastName: String
+        let mobileNumber: String
+        let nickname: String
+        let _links: HALLinks
+    }
+    struct Embedded: Encodable, Sendable {
+        let user: BuddyUser
+        enum CodingKeys: String, CodingKey { case user = "yona:user" }
+    }
+
+    let nickname: String
+    let sendingStatus: String
+    let receivingStatus: String
+    let lastStatusChangeTime: String
+    let _embedded: Embedded
+    let _links: HALLinks
+}

@@ -1,0 +1,222 @@
+import Fluent
+import Foundation
+import YonaCrypto
+
+/// Buddy relations: requests and responses travel as sealed direct messages between identities; the
+/// anonymized halves (`buddies_anonymized`) let goal-conflict copies flow without anyone's secret.
+struct BuddyService: Sendable {
+    typealias Status = PrivateBuddy.Status
+
+    let db: any Database
+    let users: UserService
+
+    /// Invites an existing user; two-way only.
+    func request(from user: UnlockedUser, firstName: String, lastName: String, mobileNumber: MobileNumber,
+                 message: String?, sendingStatus: String, receivingStatus: String) async throws -> (UnlockedUser, PrivateBuddy) {
+        guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
+        guard sendingStatus == Status.requested.rawValue, receivingStatus == Status.requested.rawValue else {
+            throw YonaError(.buddyOnlyTwoWay)
+        }
+        guard mobileNumber.value != user.mobileNumber else { throw YonaError(.buddyCannotInviteSelf) }
+        guard !user.privateData.buddies.contains(where: { $0.mobileNumber == mobileNumber.value }) else {
+            throw YonaError(.buddyCannotInviteExisting)
+        }
+        guard let invitee = try await User.query(on: db).filter(\.$mobileNumber == mobileNumber.value).first() else {
+            throw YonaError(.buddyInviteeNotRegistered)
+        }
+        let now = Date()
+        let buddy = PrivateBuddy(
+            id: UUID(), userID: invitee.id!, firstName: firstName, lastName: lastName, nickname: firstName,
+            mobileNumber: mobileNumber.value, sendingStatus: .requested, receivingStatus: .requested,
+            lastStatusChangeTime: now, buddyAnonymizedID: UUID(), buddyUserAnonymizedID: nil)
+        let updated = try await db.transaction { tx in
+            try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: user.privateData.userAnonymizedID, buddyUserAnonymizedID: nil,
+                                      sendingStatus: Status.requested.rawValue, receivingStatus: Status.requested.rawValue).create(on: tx)
+            let updated = try await users.modifyPrivateData(user, on: tx) { $0.buddies.append(buddy) }
+            try await MessageWriter.deliverNamed(to: invitee.id!, on: tx, now: now, MessagePayload(
+                kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
+                buddyAnonymizedID: buddy.buddyAnonymizedID))
+            return updated
+        }
+        return (updated, buddy)
+    }
+
+    /// Accepts or rejects a buddy request in the user's inbox.
+    func respond(_ user: UnlockedUser, to message: OpenedMessage, accept: Bool, text: String?) async throws -> UnlockedUser {
+        let request = message.payload
+        guard request.kind == .buddyConnectRequest, request.status == Status.requested.rawValue,
+              let sender = request.sender, let requesterBuddyID = request.buddyID, let requesterHalf = request.buddyAnonymizedID else {
+            throw YonaError(.messageActionNotSupported)
+        }
+        let now = Date()
+        let me = user.privateData.userAnonymizedID
+        return try await db.transaction { tx in
+            var updated = user
+            var answered = request
+            if accept {
+                let buddy = PrivateBuddy(
+                    id: UUID(), userID: sender.userID, firstName: sender.firstName, lastName: sender.lastName,
+                    nickname: sender.nickname, mobileNumber: sender.mobileNumber, sendingStatus: .accepted,
+                    receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
+                    buddyUserAnonymizedID: request.subjectUserAnonymizedID)
+                try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
+                                          sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue).create(on: tx)
+                // The requester's half starts sharing now, so conflicts flow before the requester's next call.
+                try await BuddyAnonymized.query(on: tx).filter(\.$id == requesterHalf)
+                    .filter(\.$owner.$id == request.subjectUserAnonymizedID)
+                    .set(\.$buddyUserAnonymizedID, to: me)
+                    .set(\.$sendingStatus, to: Status.accepted.rawValue)
+                    .set(\.$receivingStatus, to: Status.accepted.rawValue)
+                    .update()
+                updated = try await users.modifyPrivateData(user, on: tx) { data in
+                    data.buddies.removeAll { $0.userID == sender.userID }
+                    data.buddies.append(buddy)
+                }
+            }
+            answered.status = (accept ? Status.accepted : Status.rejected).rawValue
+            try await MessageWriter.reseal(message.id, recipient: me, on: tx, answered)
+            try await MessageWriter.deliverNamed(to: sender.userID, on: tx, now: now, MessagePayload(
+                kind: .buddyConnectResponse, messageID: 0, subjectUserAnonymizedID: me,
+                status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID))
+            return updated
+        }
+    }
+
+    /// Ends a relation from one side; the other side hears it with `reason`.
+    func remove(_ buddyID: UUID, of user: UnlockedUser, reason: String, text: String?) async throws -> UnlockedUser {
+        guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
+        return try await db.transaction { tx in
+            try await disconnect(buddy, of: user, reason: reason, text: text, on: tx)
+            return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { $0.id == buddyID } }
+        }
+    }
+
+    /// Tells every buddy that the account is going (inside the deletion's transaction).
+    func disconnectAll(of user: UnlockedUser, on tx: any Database) async throws {
+        for buddy in user.privateData.buddies {
+            try await disconnect(buddy, of: user, reason: "USER_ACCOUNT_DELETED", text: nil, on: tx)
+        }
+    }
+
+    private func disconnect(_ buddy: PrivateBuddy, of user: UnlockedUser, reason: String, text: String?, on tx: any Database) async throws {
+        let me = user.privateData.userAnonymizedID
+        try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
+        if let other = buddy.buddyUserAnonymizedID {
+            // Stop the other side's half from sharing with me at once.
+            try await BuddyAnonymized.query(on: tx).filter(\.$owner.$id == other).filter(\.$buddyUserAnonymizedID == me).delete()
+        }
+        try await MessageWriter.deliverNamed(to: buddy.userID, on: tx, now: Date(), MessagePayload(
+            kind: .buddyDisconnect, messageID: 0, subjectUserAnonymizedID: me, text: text, sender: Self.sender(user), reason: reason))
+    }
+
+    /// Moves direct messages into the anonymous inbox (where they get an id and a push) and applies what
+    /// they mean to the user's own buddy list. Runs on each authenticated call.
+    func processNamedInbox(_ user: UnlockedUser) async throws -> UnlockedUser {
+        let pending = try await NamedMessage.query(on: db).filter(\.$user.$id == user.id).sort(\.$createdAt).all()
+        guard !pending.isEmpty, let secret = user.privateData.namedInboxSecretKey else { return user }
+        let inbox = BoxKeyPair(secretKey: try SymmetricKey(bytes: Array(secret)))
+        return try await db.transaction { tx in
+            var current = user
+            for named in pending {
+                guard let plaintext = try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox),
+                      let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext)) else {
+                    try await named.delete(on: tx)
+                    continue
+                }
+                current = try await apply(payload, to: current, on: tx)
+                try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: named.createdAt) { id in
+                    var moved = payload
+                    moved.messageID = id
+                    return moved
+                }
+                try await named.delete(on: tx)
+            }
+            return current
+        }
+    }
+
+    private func apply(_ payload: MessagePayload, to user: UnlockedUser, on tx: any Database) async throws -> UnlockedUser {
+        switch payload.kind {
+        case .buddyConnectResponse:
+            guard let buddyID = payload.buddyID, let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { return user }
+            if payload.status == Status.accepted.rawValue {
+                return try await users.modifyPrivateData(user, on: tx) { data in
+                    guard let index = data.buddies.firstIndex(where: { $0.id == buddyID }) else { return }
+                    data.buddies[index].sendingStatus = .accepted
+                    data.buddies[index].receivingStatus = .accepted
+                    data.buddies[index].buddyUserAnonymizedID = payload.subjectUserAnonymizedID
+                    if let nickname = payload.sender?.nickname { data.buddies[index].nickname = nickname }
+                    data.buddies[index].lastStatusChangeTime = Date()
+                }
+            }
+            try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
+            return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { $0.id == buddyID } }
+        case .buddyDisconnect:
+            let gone = user.privateData.buddies.filter {
+                $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID || $0.userID == payload.sender?.userID
+            }
+            guard !gone.isEmpty else { return user }
+            try await BuddyAnonymized.query(on: tx).filter(\.$id ~~ gone.map(\.buddyAnonymizedID)).delete()
+            return try await users.modifyPrivateData(user, on: tx) { data in
+                data.buddies.removeAll { buddy in gone.contains { $0.id == buddy.id } }
+            }
+        default:
+            return user
+        }
+    }
+
+    // MARK: - disclosure
+
+    /// A buddy asks the subject of a goal conflict to show the URL.
+    func requestDisclosure(_ user: UnlockedUser, of copy: OpenedMessage) async throws {
+        var payload = copy.payload
+        guard payload.kind == .goalConflict, payload.subjectUserAnonymizedID != user.privateData.userAnonymizedID,
+              payload.status == "ANNOUNCED", let original = payload.originalMessageID else {
+            throw YonaError(.messageActionNotSupported)
+        }
+        payload.status = "DISCLOSURE_REQUESTED"
+        let requested = payload
+        try await db.transaction { tx in
+            try await MessageWriter.reseal(copy.id, recipient: user.privateData.userAnonymizedID, on: tx, requested)
+            try await MessageWriter.deliver(to: requested.subjectUserAnonymizedID, on: tx, now: Date()) { id in
+                MessagePayload(kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                               activityCategoryID: requested.activityCategoryID, activityStartTime: requested.activityStartTime,
+                               activityEndTime: requested.activityEndTime, status: "DISCLOSURE_REQUESTED",
+                               originalMessageID: original, buddyCopyMessageID: copy.id)
+            }
+        }
+    }
+
+    /// The subject answers a disclosure request; on accept the buddy's copy shows the URL from then on.
+    func answerDisclosure(_ user: UnlockedUser, request: OpenedMessage, accept: Bool, messages: MessageService) async throws {
+        var payload = request.payload
+        guard payload.kind == .disclosureRequest, payload.status == "DISCLOSURE_REQUESTED",
+              let originalID = payload.originalMessageID, let copyID = payload.buddyCopyMessageID else {
+            throw YonaError(.messageActionNotSupported)
+        }
+        let original = try await messages.message(originalID, of: user).payload
+        let buddy = payload.subjectUserAnonymizedID
+        let status = accept ? "DISCLOSURE_ACCEPTED" : "DISCLOSURE_REJECTED"
+        payload.status = status
+        let answered = payload
+        try await db.transaction { tx in
+            try await MessageWriter.reseal(request.id, recipient: user.privateData.userAnonymizedID, on: tx, answered)
+            var copy = original
+            copy.url = accept ? original.url : nil
+            copy.status = status
+            copy.originalMessageID = originalID
+            try await MessageWriter.reseal(copyID, recipient: buddy, on: tx, copy)
+            try await MessageWriter.deliver(to: buddy, on: tx, now: Date()) { id in
+                MessagePayload(kind: .disclosureResponse, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                               activityCategoryID: original.activityCategoryID, status: status,
+                               originalMessageID: originalID, buddyCopyMessageID: copyID)
+            }
+        }
+    }
+
+    static func sender(_ user: UnlockedUser) -> MessagePayload.Sender {
+        MessagePayload.Sender(userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
+                              nickname: user.privateData.nickname, mobileNumber: user.mobileNumber)
+    }
+}
