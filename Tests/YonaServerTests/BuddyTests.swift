@@ -148,6 +148,36 @@ import Testing
     }
 
     @Test(arguments: TestDatabase.available)
+    func goalAndDeviceNameChangesAreAnnouncedButInstanceIDsNever(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "Dad")
+            let bob = try await server.createUser(nickname: "Bobby")
+            try await Self.connect(server, richard: richard, bob: bob)
+            _ = try await server.messages(richard)
+            let before = try await server.messages(richard).count
+            // a goal
+            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
+            let goalChange = try #require(try await server.messages(richard).first)
+            #expect(goalChange["@type"] as? String == "GoalChangeMessage")
+            #expect(goalChange["change"] as? String == "GOAL_ADDED")
+            #expect(goalChange["nickname"] as? String == "Bobby")
+            #expect((value(goalChange, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(GoalsTests.gambling) == true)
+            // a new Instance ID: nothing; a new name: announced
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, bob)
+            let devicePath = "\(bob.path)/devices/\(deviceID)"
+            _ = try await server.request(.PUT, devicePath, headers: bob.passwordHeader, json: ["name": "First device", "firebaseInstanceId": "fiid-new"])
+            #expect(try await server.messages(richard).count == before + 1)
+            _ = try await server.request(.PUT, devicePath, headers: bob.passwordHeader, json: ["name": "Bob's phone"])
+            let rename = try #require(try await server.messages(richard).first)
+            #expect(rename["@type"] as? String == "BuddyDeviceChangeMessage")
+            #expect(rename["change"] as? String == "DEVICE_RENAMED")
+            #expect(rename["newName"] as? String == "Bob's phone")
+            #expect(try await server.messages(richard).count == before + 2)
+            for message in try await server.messages(richard) { #expect(!String(describing: message).contains("fiid-new")) }
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
     func buddyRequestErrors(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser()

@@ -75,6 +75,33 @@ import Testing
     }
 
     @Test(arguments: TestDatabase.available)
+    func appActivityFollowsTheSameRulesWithThePhonesClockCorrected(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser(nickname: "Robin")
+            try await server.addNoGoGoal(user, category: Self.gambling)
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+            // the phone's clock runs an hour behind
+            let phoneNow = Date().addingTimeInterval(-3600)
+            let start = phoneNow.addingTimeInterval(-600)
+            let posted = try await server.request(.POST, "\(user.path)/devices/\(deviceID)/appActivity/", headers: user.passwordHeader, json: [
+                "deviceDateTime": YonaDateFormat.timestamp(phoneNow),
+                "activities": [["application": "Poker App", "startTime": YonaDateFormat.timestamp(start),
+                                "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(300))],
+                               ["application": "Calculator", "startTime": YonaDateFormat.timestamp(start),
+                                "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(300))]]])
+            #expect(posted.status == 204, "\(posted.text)")
+            let messages = try await server.messages(user)
+            #expect(messages.count == 1)
+            let conflict = try #require(messages.first)
+            #expect(conflict["nickname"] as? String == "Robin (me)")
+            let reported = try #require((conflict["activityStartTime"] as? String).flatMap(YonaDateFormat.parseTimestamp))
+            #expect(abs(reported.timeIntervalSince(start.addingTimeInterval(3600))) < 5, "corrected by the phone's offset")
+            let noPassword = try await server.request(.POST, "\(user.path)/devices/\(deviceID)/appActivity/", json: ["deviceDateTime": "x", "activities": []])
+            #expect(noPassword.errorCode == "error.missing.password.header")
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
     func analyzerErrorsAndIdempotency(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let user = try await server.createUser()

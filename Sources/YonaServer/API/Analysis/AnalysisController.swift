@@ -6,6 +6,28 @@ enum AnalysisController {
         routes.post("userAnonymized", ":userAnonymizedID", "networkActivity", use: networkActivity)
     }
 
+    /// The app's own report (with the Yona password, not the internal token): app usage on the phone,
+    /// with the phone's clock corrected by the offset between `deviceDateTime` and the server's time.
+    @Sendable static func appActivity(req: Request) async throws -> HTTPStatus {
+        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let device = try await req.devices.device(try req.uuidParameter("deviceID"), of: user)
+        let body = try req.decodeStrict(AppActivityRequest.self)
+        guard let deviceTime = YonaDateFormat.parseTimestamp(try requireText(body.deviceDateTime)) else { throw YonaError(.invalidJSON) }
+        guard let items = body.activities else { throw YonaError(.missingProperty) }
+        let skew = Date().timeIntervalSince(deviceTime)
+        for item in items {
+            guard let start = YonaDateFormat.parseTimestamp(try requireText(item.startTime)),
+                  let end = YonaDateFormat.parseTimestamp(try requireText(item.endTime)), end >= start else {
+                throw YonaError(.invalidJSON)
+            }
+            try await req.analysis.record(ActivityEvent(
+                userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
+                categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,
+                startTime: start.addingTimeInterval(skew), endTime: end.addingTimeInterval(skew), idempotencyKey: nil))
+        }
+        return .noContent
+    }
+
     @Sendable static func networkActivity(req: Request) async throws -> HTTPStatus {
         let userAnonymizedID = try req.uuidParameter("userAnonymizedID")
         let body = try req.decodeStrict(NetworkActivityRequest.self)

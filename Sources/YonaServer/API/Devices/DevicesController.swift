@@ -13,6 +13,7 @@ enum DevicesController {
         devices.put(":deviceID", use: update)
         devices.delete(":deviceID", use: delete)
         devices.post(":deviceID", "openApp", use: openApp)
+        devices.post(":deviceID", "appActivity", use: AnalysisController.appActivity)
     }
 
     @Sendable static func list(req: Request) async throws -> Response {

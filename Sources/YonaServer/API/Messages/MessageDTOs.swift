@@ -15,10 +15,14 @@ struct MessageDTO: Encodable, Sendable {
     let status: String?
     let message: String?
     let reason: String?
+    let change: String?
+    let oldName: String?
+    let newName: String?
     let _links: HALLinks
 
     enum CodingKeys: String, CodingKey {
-        case type = "@type", messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason, _links
+        case type = "@type", messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason
+        case change, oldName, newName, _links
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -34,6 +38,9 @@ struct MessageDTO: Encodable, Sendable {
         try c.encodeIfPresent(status, forKey: .status)
         try c.encodeIfPresent(message, forKey: .message)
         try c.encodeIfPresent(reason, forKey: .reason)
+        try c.encodeIfPresent(change, forKey: .change)
+        try c.encodeIfPresent(oldName, forKey: .oldName)
+        try c.encodeIfPresent(newName, forKey: .newName)
         try c.encode(_links, forKey: ._links)
     }
 }
@@ -73,4 +80,16 @@ struct NetworkActivityRequest: StrictBody {
     let eventTime: String?
     let eventId: String?
     static let allowedKeys: Set<String> = ["deviceIndex", "categories", "url", "eventTime", "eventId"]
+}
+
+/// `POST /users/{u}/devices/{d}/appActivity/` body: what apps the phone itself saw in use.
+struct AppActivityRequest: StrictBody {
+    struct Item: Decodable {
+        let application: String?
+        let startTime: String?
+        let endTime: String?
+    }
+    let deviceDateTime: String?
+    let activities: [Item]?
+    static let allowedKeys: Set<String> = ["deviceDateTime", "activities"]
 }

@@ -37,7 +37,8 @@ extension UserRendering {
             url: payload.url, urlIsExplicitNull: payload.kind == .goalConflict && !aboutMe,
             activityStartTime: payload.activityStartTime.map(YonaDateFormat.timestamp),
             activityEndTime: payload.activityEndTime.map(YonaDateFormat.timestamp), status: payload.status,
-            message: payload.text, reason: payload.reason, _links: halLinks)
+            message: payload.text, reason: payload.reason, change: payload.change, oldName: payload.oldName,
+            newName: payload.newName, _links: halLinks)
     }
 
     func buddy(_ buddy: PrivateBuddy, of user: UnlockedUser, topLevel: Bool) -> BuddyDTO {

@@ -215,6 +215,15 @@ struct BuddyService: Sendable {
         }
     }
 
+    /// Tells every buddy the user shares with about a change (goals, device names), in the caller's transaction.
+    static func announce(_ user: UnlockedUser, on db: any Database, _ makePayload: (Int64) -> MessagePayload) async throws {
+        let now = Date()
+        for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
+            guard let recipient = buddy.buddyUserAnonymizedID else { continue }
+            try await MessageWriter.deliver(to: recipient, on: db, now: now, makePayload)
+        }
+    }
+
     static func sender(_ user: UnlockedUser) -> MessagePayload.Sender {
         MessagePayload.Sender(userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
                               nickname: user.privateData.nickname, mobileNumber: user.mobileNumber)

@@ -27,6 +27,7 @@ struct DeviceService: Sendable {
                 operatingSystem: new.operatingSystem.rawValue, appVersion: new.appVersion,
                 appVersionCode: new.appVersionCode, firebaseInstanceID: new.firebaseInstanceID
             ).create(on: tx)
+            try await Self.announce(user, change: "DEVICE_ADDED", oldName: nil, newName: new.name, on: tx)
             return try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(new.name, in: data, except: nil)
                 data.devices.append(device)
@@ -45,6 +46,8 @@ struct DeviceService: Sendable {
                     .update()
             }
             guard name != current.device.name else { return user }
+            // A new name is announced to buddies; a new Instance ID never is.
+            try await Self.announce(user, change: "DEVICE_RENAMED", oldName: current.device.name, newName: name, on: tx)
             return try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(name, in: data, except: deviceID)
                 guard let index = data.devices.firstIndex(where: { $0.id == deviceID }) else { throw YonaError(.deviceNotFound) }
@@ -80,6 +83,13 @@ struct DeviceService: Sendable {
             .set(\.$appLastOpenedDate, to: day)
             .set(\.$locale, to: locale)
             .update()
+    }
+
+    private static func announce(_ user: UnlockedUser, change: String, oldName: String?, newName: String?, on tx: any Database) async throws {
+        try await BuddyService.announce(user, on: tx) { id in
+            MessagePayload(kind: .buddyDeviceChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                           change: change, oldName: oldName, newName: newName)
+        }
     }
 
     private static func checkNameIsFree(_ name: String, in data: UserPrivateData, except deviceID: UUID?) throws {

@@ -69,10 +69,10 @@ struct NewDeviceRequestService: Sendable {
     }
 
     /// Deletes requests that expired a while ago; runs periodically in every instance (idempotent).
-    /// The grace period (the lifetime, at most an hour) lets a late app still hear "expired" rather than
-    /// "no request".
+    /// The grace period (the lifetime, at least a minute and at most an hour) lets a late app still hear
+    /// "expired" rather than "no request".
     func purgeExpired(now: Date = Date()) async throws {
-        let cutoff = now.addingTimeInterval(-lifetime - min(lifetime, 3600))
+        let cutoff = now.addingTimeInterval(-lifetime - min(max(lifetime, 60), 3600))
         try await NewDeviceRequest.query(on: db).filter(\.$createdAt < cutoff).delete()
     }
 

@@ -30,7 +30,10 @@ struct GoalService: Sendable {
         }
         let goal = Self.make(spec, id: UUID(), userAnonymizedID: anonymizedID, categoryID: categoryID, creationTime: creationTime)
         do {
-            try await goal.create(on: db)
+            try await db.transaction { tx in
+                try await goal.create(on: tx)
+                try await Self.announce(.added, goal: goal, of: user, on: tx)
+            }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.secondGoalOnActivityCategory)
         }
@@ -51,14 +54,32 @@ struct GoalService: Sendable {
             goal.maxDurationMinutes = nil
             goal.zones = zones
         }
-        try await goal.save(on: db)
+        try await db.transaction { tx in
+            try await goal.save(on: tx)
+            try await Self.announce(.changed, goal: goal, of: user, on: tx)
+        }
         return goal
     }
 
     func delete(_ goalID: UUID, of user: UnlockedUser) async throws {
         let goal = try await goal(goalID, of: user)
         guard !goal.activityCategory.mandatoryNoGo else { throw YonaError(.cannotRemoveMandatoryGoal) }
-        try await goal.delete(on: db)
+        try await db.transaction { tx in
+            try await Self.announce(.deleted, goal: goal, of: user, on: tx)
+            try await goal.delete(on: tx)
+        }
+    }
+
+    enum Change: String {
+        case added = "GOAL_ADDED", changed = "GOAL_CHANGED", deleted = "GOAL_DELETED"
+    }
+
+    /// Goal changes are announced to buddies (api.md).
+    private static func announce(_ change: Change, goal: Goal, of user: UnlockedUser, on tx: any Database) async throws {
+        try await BuddyService.announce(user, on: tx) { id in
+            MessagePayload(kind: .goalChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                           activityCategoryID: goal.$activityCategory.id, goalID: goal.id, change: change.rawValue)
+        }
     }
 
     /// The no-go goals every new user gets (inside the user-creation transaction).

@@ -10,6 +10,8 @@ struct MessagePayload: Codable, Sendable, Equatable {
         case buddyDisconnect = "BuddyDisconnectMessage"
         case disclosureRequest = "DisclosureRequestMessage"
         case disclosureResponse = "DisclosureResponseMessage"
+        case goalChange = "GoalChangeMessage"
+        case buddyDeviceChange = "BuddyDeviceChangeMessage"
     }
 
     var kind: Kind
@@ -36,6 +38,10 @@ struct MessagePayload: Codable, Sendable, Equatable {
     var originalMessageID: Int64? = nil
     /// Disclosure messages: the buddy's copy the disclosure is about.
     var buddyCopyMessageID: Int64? = nil
+    /// Change announcements: `GOAL_ADDED`, `GOAL_CHANGED`, `GOAL_DELETED`, `DEVICE_ADDED`, `DEVICE_RENAMED`.
+    var change: String? = nil
+    var oldName: String? = nil
+    var newName: String? = nil
 
     struct Sender: Codable, Sendable, Equatable {
         var userID: UUID
