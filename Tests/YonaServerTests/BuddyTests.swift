@@ -61,6 +61,17 @@ import Testing
             #expect(value(bobsSide.json, "_embedded", "yona:buddies", 0, "_embedded", "yona:user", "firstName") as? String == richard.firstName)
             let profile = try await server.request(.GET, richard.profilePath, headers: richard.passwordHeader)
             #expect((value(profile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies") as? [Any])?.count == 1)
+            // the buddy view: names, number, nickname and goals; no devices, tokens or password
+            let buddyView = try await server.request(.GET, "\(bob.path)?requestingUserId=\(richard.id)", headers: richard.passwordHeader)
+            #expect(buddyView.status == 200, "\(buddyView.text)")
+            #expect(buddyView.json["nickname"] as? String == "Bobby")
+            #expect(buddyView.json["mobileNumber"] as? String == bob.mobileNumber)
+            #expect((value(buddyView.json, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [Any])?.count == 1, "the mandatory goal")
+            #expect(buddyView.json["yonaPassword"] == nil)
+            #expect(!buddyView.text.contains("firebaseInstanceId") && !buddyView.text.contains("vpnLoginID"))
+            let stranger = try await server.createUser()
+            let notABuddy = try await server.request(.GET, "\(bob.path)?requestingUserId=\(stranger.id)", headers: stranger.passwordHeader)
+            #expect(notABuddy.errorCode == "error.user.not.found.id")
         }
     }
 

@@ -111,3 +111,17 @@ struct OwnDeviceDTO: Encodable, Sendable {
         let vpnLoginID: String
     }
 }
+
+/// A buddy's user (`GET /users/{buddy}?requestingUserId={me}`).
+struct BuddyUserDTO: Encodable {
+    struct Embedded: Encodable {
+        let goals: HALCollection<GoalDTO>
+        enum CodingKeys: String, CodingKey { case goals = "yona:goals" }
+    }
+    let firstName: String
+    let lastName: String
+    let nickname: String
+    let mobileNumber: String
+    let _embedded: Embedded
+    let _links: HALLinks
+}

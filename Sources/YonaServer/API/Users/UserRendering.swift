@@ -31,10 +31,23 @@ struct UserRendering {
             yonaPassword: password, _embedded: embedded, _links: halLinks)
     }
 
+    /// A buddy's user as the requester may see it: names, number, nickname and goals, never devices' tokens.
+    func buddyUser(_ buddy: PrivateBuddy, goals: [Goal], requester: UnlockedUser) -> BuddyUserDTO {
+        let items = goals.map { goal($0, ownerID: buddy.userID, editable: false, topLevel: false) }
+        return BuddyUserDTO(
+            firstName: buddy.firstName, lastName: buddy.lastName, nickname: buddy.nickname, mobileNumber: buddy.mobileNumber,
+            _embedded: .init(goals: HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: links.goals(buddy.userID), topLevel: false))),
+            _links: HALLinks(self: links.user(buddy.userID, requestingUserID: requester.id, requestingDeviceID: nil)))
+    }
+
     func goal(_ goal: Goal, of user: UnlockedUser, topLevel: Bool) -> GoalDTO {
-        let href = links.goal(user.id, goal.id!)
+        self.goal(goal, ownerID: user.id, editable: !goal.activityCategory.mandatoryNoGo, topLevel: topLevel)
+    }
+
+    func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool) -> GoalDTO {
+        let href = links.goal(ownerID, goal.id!)
         var halLinks = HALLinks(self: href, topLevel: topLevel)
-        if !goal.activityCategory.mandatoryNoGo { halLinks.add("edit", href) }
+        if editable { halLinks.add("edit", href) }
         halLinks.add("yona:activityCategory", links.activityCategory(goal.$activityCategory.id))
         let isBudget = goal.kind == GoalSpec.budgetType
         return GoalDTO(type: goal.kind, maxDurationMinutes: isBudget ? goal.maxDurationMinutes : nil,

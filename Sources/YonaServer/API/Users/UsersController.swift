@@ -25,9 +25,13 @@ enum UsersController {
         let requestingUserID = try req.requiredUUIDQuery("requestingUserId")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         guard requestingUserID == userID else {
-            // The buddy view arrives with buddies; until then another user is never visible.
-            _ = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
-            throw YonaError(.userNotFound)
+            // Another user is visible only as an accepted buddy, from what the requester's own data holds.
+            let requester = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
+            guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID && $0.receivingStatus == .accepted }) else {
+                throw YonaError(.userNotFound)
+            }
+            let goals = try await req.goals.goals(ofAnonymizedUser: buddy.buddyUserAnonymizedID)
+            return try .hal(req.rendering.buddyUser(buddy, goals: goals, requester: requester))
         }
         let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)

@@ -6,7 +6,13 @@ struct GoalService: Sendable {
     let db: any Database
 
     func goals(of user: UnlockedUser) async throws -> [Goal] {
-        try await Goal.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+        try await goals(ofAnonymizedUser: user.privateData.userAnonymizedID)
+    }
+
+    /// A buddy's goals, through the anonymized id the requester's own data holds.
+    func goals(ofAnonymizedUser id: UUID?) async throws -> [Goal] {
+        guard let id else { return [] }
+        return try await Goal.query(on: db).filter(\.$userAnonymized.$id == id)
             .with(\.$activityCategory)
             .sort(\.$creationTime).all()
     }
