@@ -31,7 +31,8 @@ public func configure(_ app: Application, config: AppConfig) async throws {
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         sms: LogSMSSender(logger: app.logger),
-        argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool))
+        argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool),
+        pushProvider: LogPushProvider(logger: app.logger))
 
     app.middleware = Middlewares()
     app.middleware.use(RequestContextMiddleware())
@@ -40,6 +41,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.middleware.use(AppVersionHeaderMiddleware())
 
     app.lifecycle.use(NewDeviceRequestPurger())
+    app.lifecycle.use(PushWorker { app in app.pushDispatcher })
     routes(app)
 }
 
@@ -73,6 +75,7 @@ struct YonaServices: Sendable {
     let internalToken: String
     let sms: any SMSSender
     let argon2: Argon2Pool
+    let pushProvider: any PushProvider
     /// Serializes analyzer writes on SQLite, where one process is the only writer.
     let analyzerLock = AsyncSemaphore(permits: 1)
 }
@@ -91,6 +94,18 @@ extension Application {
     }
 }
 
+extension Application {
+    var usesPostgres: Bool {
+        if case .postgres = yona.config.database { return true }
+        return false
+    }
+
+    var pushDispatcher: PushDispatcher {
+        PushDispatcher(db: db, provider: yona.pushProvider, settings: yona.config.push,
+                       publicBaseURL: yona.config.pushBaseURL, skipLocked: usesPostgres, logger: logger)
+    }
+}
+
 extension Request {
     var users: UserService {
         UserService(db: db, sms: application.yona.sms, testServer: application.yona.config.testServer)
@@ -105,9 +120,7 @@ extension Request {
     var buddies: BuddyService { BuddyService(db: db, users: users) }
 
     var analysis: AnalysisService {
-        var rowLocks = false
-        if case .postgres = application.yona.config.database { rowLocks = true }
-        return AnalysisService(db: db, rowLocks: rowLocks, processLock: application.yona.analyzerLock)
+        AnalysisService(db: db, rowLocks: application.usesPostgres, processLock: application.yona.analyzerLock)
     }
 
     var newDeviceRequests: NewDeviceRequestService {

@@ -14,4 +14,8 @@ func routes(_ app: Application) {
     let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
     AdminActivityCategoriesController.register(internalAPI.grouped("admin"))
     AnalysisController.register(internalAPI)
+
+    if app.yona.config.testServer {
+        TestServerController.register(app)
+    }
 }

@@ -22,14 +22,22 @@ public struct AppConfig: Sendable {
     public var rateLimitPerNumberPerHour: Int
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
+    /// Push delivery (push.md "Settings").
+    var push: PushSettings
+    /// `log` (the embedded default) or `fcm`.
+    public var pushProvider: String
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
+
+    /// Where links in pushes point: the public base URL, or the listen address.
+    var pushBaseURL: String { publicBaseURL ?? "http://\(host):\(port)" }
 
     /// The embedded default: SQLite under ./data, loopback, no test-server features.
     public static let `default` = AppConfig(
         database: .sqlite(path: "./data/yona.sqlite"), host: "127.0.0.1", port: 8080, publicBaseURL: nil,
         testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024,
         trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10, internalToken: nil,
+        push: PushSettings(), pushProvider: "log",
         newDeviceRequestLifetime: 86_400)
 
     /// A start-up failure that names the variable and what is wrong with it.
@@ -99,6 +107,18 @@ public struct AppConfig: Sendable {
         if let raw = env["YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR"] {
             config.rateLimitPerNumberPerHour = try positive(raw, "YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR")
         }
+        if let raw = env["YONA_PUSH_LEASE_SECONDS"] { config.push.leaseSeconds = TimeInterval(try positive(raw, "YONA_PUSH_LEASE_SECONDS")) }
+        if let raw = env["YONA_PUSH_BACKOFF_SECONDS"] { config.push.backoffSeconds = TimeInterval(try positive(raw, "YONA_PUSH_BACKOFF_SECONDS")) }
+        if let raw = env["YONA_PUSH_MAX_AGE_SECONDS"] { config.push.maxAgeSeconds = TimeInterval(try positive(raw, "YONA_PUSH_MAX_AGE_SECONDS")) }
+        if let raw = env["YONA_PUSH_CONCURRENCY"] { config.push.concurrency = try positive(raw, "YONA_PUSH_CONCURRENCY") }
+        if let raw = env["YONA_TOKEN_STALE_DAYS"] { config.push.tokenStaleDays = try positive(raw, "YONA_TOKEN_STALE_DAYS") }
+        if let raw = env["YONA_PUSH_WORKERS"] { config.push.workersEnabled = try parseBool(raw, "YONA_PUSH_WORKERS") }
+        if let provider = env["YONA_PUSH_PROVIDER"] {
+            guard provider == "log" else {
+                throw Invalid(variable: "YONA_PUSH_PROVIDER", problem: "must be 'log' (the 'fcm' provider is not built yet)")
+            }
+            config.pushProvider = provider
+        }
         if let raw = env["YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"] {
             config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))
         }
@@ -127,7 +147,7 @@ public struct AppConfig: Sendable {
         throw Invalid(variable: "YONA_DATABASE_URL", problem: "must start with sqlite:// or postgres://")
     }
 
-    private static func parseBool(_ raw: String, _ name: String) throws(Invalid) -> Bool {
+    static func parseBool(_ raw: String, _ name: String) throws(Invalid) -> Bool {
         switch raw.lowercased() {
         case "true", "1", "yes": return true
         case "false", "0", "no", "": return false

@@ -54,6 +54,10 @@ final class TestServer: Sendable {
         config.rateLimitPerClientPerMinute = 100_000
         config.rateLimitPerNumberPerHour = 100_000
         config.internalToken = TestServer.internalToken
+        // Background push workers only where a test asks for them (PushTests): ~140 servers polling at
+        // once would only load the two cores.
+        config.push.workersEnabled = false
+        config.push.pollInterval = 0.1
         let location: String
         let dropDatabase: @Sendable () async -> Void
         switch database {

@@ -19,6 +19,10 @@ final class PendingPush: Model, @unchecked Sendable {
     @Field(key: "state") var state: String
     @Field(key: "attempts") var attempts: Int
     @Field(key: "next_attempt_at") var nextAttemptAt: Date
+    /// While claimed: when the claim lapses and another worker may take the row.
+    @OptionalField(key: "claimed_until") var claimedUntil: Date?
+    /// The provider's code of the last failed attempt (no personal data).
+    @OptionalField(key: "last_error") var lastError: String?
 
     // relationships
     @Parent(key: "device_anonymized_id") var device: DeviceAnonymized

@@ -20,5 +20,7 @@ enum YonaMigrations {
         CreateProcessedAnalyzerEvents(),
         CreateBuddiesAnonymized(),
         CreateNamedMessages(),
+        AddClaimToPushOutbox(),
+        CreatePushDeliveries(),
     ]
 }

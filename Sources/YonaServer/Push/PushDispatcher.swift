@@ -1,0 +1,178 @@
+import Fluent
+import Foundation
+import Logging
+import SQLKit
+import Vapor
+
+/// Push settings (push.md "Settings").
+struct PushSettings: Sendable {
+    var leaseSeconds: TimeInterval = 60
+    var backoffSeconds: TimeInterval = 1
+    var maxAgeSeconds: TimeInterval = 86_400
+    var concurrency: Int = 64
+    var tokenStaleDays: Int = 60
+    var pollInterval: TimeInterval = 0.5
+    var workersEnabled = true
+}
+
+/// Drains the push outbox: claims due rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so any number of
+/// instances can share the work), sends them through the provider, and records each outcome. A claim is a
+/// lease: rows of a worker that died are claimed again once it lapses. Per device, pushes go out in the
+/// order their messages were created.
+struct PushDispatcher: Sendable {
+    let db: any Database
+    let provider: any PushProvider
+    let settings: PushSettings
+    let publicBaseURL: String
+    let skipLocked: Bool
+    let logger: Logger
+
+    struct Claimed: Sendable {
+        let id: UUID
+        let deviceID: UUID
+        let messageID: Int64
+        let attempts: Int
+        let createdAt: Date
+    }
+
+    /// One round: claim up to `limit` due rows and finish each. Returns how many were claimed.
+    @discardableResult
+    func drainOnce(now: Date = Date(), limit: Int = 256) async throws -> Int {
+        let claimed = try await claim(now: now, limit: limit)
+        guard !claimed.isEmpty else { return 0 }
+        let tokens = try await DeviceAnonymized.query(on: db).filter(\.$id ~~ claimed.map(\.deviceID)).all()
+            .reduce(into: [UUID: String]()) { map, device in if let token = device.firebaseInstanceID { map[device.id!] = token } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            for row in claimed {
+                if inFlight >= settings.concurrency {
+                    try await group.next()
+                    inFlight -= 1
+                }
+                group.addTask { try await deliver(row, token: tokens[row.deviceID]) }
+                inFlight += 1
+            }
+            try await group.waitForAll()
+        }
+        return claimed.count
+    }
+
+    private func claim(now: Date, limit: Int) async throws -> [Claimed] {
+        guard let sql = db as? any SQLDatabase else { return [] }
+        // A cheap read first, so an idle worker does not take the write lock on every poll.
+        let due = try await PendingPush.query(on: db)
+            .group(.or) { either in
+                either.group(.and) { $0.filter(\.$state == PendingPush.State.pending.rawValue).filter(\.$nextAttemptAt <= now) }
+                either.group(.and) { $0.filter(\.$state == PendingPush.State.claimed.rawValue).filter(\.$claimedUntil < now) }
+            }
+            .count()
+        guard due > 0 else { return [] }
+        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
+        let rows = try await sql.raw("""
+            UPDATE push_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
+            WHERE id IN (
+                SELECT p.id FROM push_outbox p
+                WHERE ((p.state = 'pending' AND p.next_attempt_at <= \(bind: now))
+                       OR (p.state = 'claimed' AND p.claimed_until < \(bind: now)))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM push_outbox o
+                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.id <> p.id
+                        AND o.state IN ('pending', 'claimed') AND o.created_at < p.created_at)
+                ORDER BY p.created_at
+                LIMIT \(bind: limit)
+                \(lock)
+            )
+            RETURNING id, device_anonymized_id, message_id, attempts, created_at
+            """).all()
+        return try rows.map { row in
+            Claimed(id: try row.decode(column: "id", as: UUID.self),
+                    deviceID: try row.decode(column: "device_anonymized_id", as: UUID.self),
+                    messageID: try row.decode(column: "message_id", as: Int64.self),
+                    attempts: try row.decode(column: "attempts", as: Int.self),
+                    createdAt: try row.decode(column: "created_at", as: Date.self))
+        }
+    }
+
+    private func deliver(_ row: Claimed, token: String?) async throws {
+        guard let token else {
+            // The app's token was cleared (or the device went): nothing to send until it sends a new one.
+            try await finish(row, state: .failed, error: "NO_TOKEN")
+            return
+        }
+        let message = PushMessage.make(token: token, messageID: row.messageID, publicBaseURL: publicBaseURL)
+        let outcome = await provider.send(message)
+        let now = Date()
+        switch outcome {
+        case .delivered:
+            try await finish(row, state: .sent, error: nil)
+            try await recordDelivery(token: token, data: message.data, at: now)
+        case .retry(let after, let quota, let code):
+            let exponential = settings.backoffSeconds * pow(2, Double(row.attempts)) * Double.random(in: 0.5...1.5)
+            var delay = max(after ?? 0, exponential)
+            if quota { delay = max(delay, 60) }
+            if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
+                logger.warning("push given up after its maximum age", metadata: ["error_code": .string(code)])
+                try await finish(row, state: .failed, error: code)
+            } else {
+                try await PendingPush.query(on: db).filter(\.$id == row.id)
+                    .set(\.$state, to: PendingPush.State.pending.rawValue)
+                    .set(\.$attempts, to: row.attempts + 1)
+                    .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay))
+                    .set(\.$claimedUntil, to: nil)
+                    .set(\.$lastError, to: code)
+                    .update()
+            }
+        case .tokenInvalid(let reason):
+            // Compare-and-set: a token the app replaced meanwhile survives.
+            try await DeviceAnonymized.query(on: db).filter(\.$id == row.deviceID)
+                .filter(\.$firebaseInstanceID == token)
+                .set(\.$firebaseInstanceID, to: nil).update()
+            logger.info("push token cleared", metadata: ["token_hash": .string(TokenHash.of(token)), "reason": .string(reason)])
+            try await finish(row, state: .failed, error: reason)
+        case .rejected(let code):
+            logger.error("push rejected by the provider", metadata: ["error_code": .string(code)])
+            try await finish(row, state: .failed, error: code)
+        }
+    }
+
+    private func finish(_ row: Claimed, state: PendingPush.State, error: String?) async throws {
+        try await PendingPush.query(on: db).filter(\.$id == row.id)
+            .set(\.$state, to: state.rawValue)
+            .set(\.$attempts, to: row.attempts + 1)
+            .set(\.$claimedUntil, to: nil)
+            .set(\.$lastError, to: error)
+            .update()
+    }
+
+    private func recordDelivery(token: String, data: [String: String], at now: Date) async throws {
+        let hash = TokenHash.of(token)
+        try await db.transaction { tx in
+            try await PushDelivery.query(on: tx).filter(\.$tokenHash == hash).delete()
+            try await PushDelivery(id: UUID(), tokenHash: hash, data: data, deliveredAt: now).create(on: tx)
+        }
+    }
+}
+
+/// Runs the dispatcher in the background of `serve` while the app lives.
+final class PushWorker: LifecycleHandler, @unchecked Sendable {
+    private var task: Task<Void, Never>?
+    private let make: @Sendable (Application) -> PushDispatcher
+
+    init(_ make: @escaping @Sendable (Application) -> PushDispatcher) { self.make = make }
+
+    func didBootAsync(_ app: Application) async throws {
+        let dispatcher = make(app)
+        guard dispatcher.settings.workersEnabled else { return }
+        task = Task {
+            while !Task.isCancelled {
+                let claimed = (try? await dispatcher.drainOnce()) ?? 0
+                if claimed == 0 { try? await Task.sleep(for: .seconds(dispatcher.settings.pollInterval)) }
+            }
+        }
+    }
+
+    func shutdownAsync(_ app: Application) async {
+        task?.cancel()
+        _ = await task?.value
+    }
+}

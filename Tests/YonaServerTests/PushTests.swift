@@ -1,0 +1,156 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+@testable import YonaServer
+
+/// push.md "The payload" and "The delivery pipeline", with the embedded `log` provider.
+@Suite struct PushTests {
+    /// Waits until the background workers have finished every outbox row.
+    static func drained(_ server: TestServer) async throws {
+        for _ in 0..<100 {
+            let open = try await PendingPush.query(on: server.app.db)
+                .filter(\.$state ~~ [PendingPush.State.pending.rawValue, PendingPush.State.claimed.rawValue]).count()
+            if open == 0 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the outbox did not drain")
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func theStoryEndsOnPhonesWithContentFreePushes(db: TestDatabase) async throws {
+        try await withServer(db, adjust: { $0.push.workersEnabled = true }) { server in
+            // setup: Bob (with a danger zone) and his buddy Richard, each with a phone
+            let richard = try await server.createUser(firstName: "Richard", nickname: "Dad", extra: BuddyTests.phone("fiid-richard-phone"))
+            let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobby", extra: BuddyTests.phone("fiid-bob-phone"))
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            _ = try await server.messages(richard)
+            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
+            let (ua, index) = try await server.vpnLogin(bob)
+            try await Self.drained(server)
+
+            // act: the visit, then the workers deliver
+            try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/secret-table")
+            try await Self.drained(server)
+
+            // check: each phone's last push is the conflict meant for it, content-free, and nothing went twice
+            let own = try #require(try await server.messages(bob).first?["messageId"] as? Int)
+            let copy = try #require(try await server.messages(richard).first?["messageId"] as? Int)
+            let schema = try JSONSchema.load("push-message.schema.json")
+            for (token, expected) in [("fiid-bob-phone", own), ("fiid-richard-phone", copy)] {
+                let last = try await server.request(.GET, "/test/firebase/messages/last/\(token)")
+                #expect(last.status == 200)
+                let data = try #require(last.json["data"] as? [String: String])
+                #expect(data == ["messageId": String(expected), "url": "\(server.app.yona.config.pushBaseURL)/messages/\(expected)"])
+                let body = try JSONEncoder().encode(PushMessage.make(token: token, messageID: Int64(expected), publicBaseURL: server.app.yona.config.pushBaseURL))
+                #expect(schema.violations(of: body).isEmpty, "\(schema.violations(of: body))")
+                for secret in [bob.id, bob.mobileNumber, bob.firstName, "Bobby", "poker", "gambling", "Gambling", GoalsTests.gambling, ua, richard.id] {
+                    #expect(!last.text.contains(secret), "the push carries \(secret)")
+                }
+            }
+            let rows = try await PendingPush.query(on: server.app.db).filter(\.$messageID ~~ [Int64(own), Int64(copy)]).all()
+            #expect(rows.count == 2)
+            #expect(rows.allSatisfy { $0.state == "sent" && $0.attempts == 1 })
+            let unknown = try await server.request(.GET, "/test/firebase/messages/last/fiid-nobody")
+            #expect(unknown.status == 404)
+        }
+    }
+
+    @Test func testEndpointsAreAbsentOutsideATestServer() async throws {
+        try await withServer(.sqlite, adjust: { $0.testServer = false }) { server in
+            let response = try await server.request(.GET, "/test/firebase/messages/last/anything")
+            #expect(response.status == 404)
+            #expect(response.errorCode == "error.request.unknown.path")
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func perDeviceOrderLeasesAndClearedTokens(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: a device with two queued pushes, and a device whose token is gone
+            let user = try await server.createUser(extra: BuddyTests.phone("fiid-order"))
+            let devices = try await DeviceAnonymized.query(on: server.app.db).all()
+            let device = try #require(devices.first { $0.firebaseInstanceID == "fiid-order" })
+            let t0 = Date().addingTimeInterval(-10)
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 11, now: t0).create(on: server.app.db)
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 12, now: t0.addingTimeInterval(1)).create(on: server.app.db)
+            let dispatcher = server.app.pushDispatcher
+            // act + check: one per device per round, oldest first
+            #expect(try await dispatcher.drainOnce() == 1)
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$messageID == 11).first()?.state == "sent")
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$messageID == 12).first()?.state == "pending")
+            #expect(try await dispatcher.drainOnce() == 1)
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$messageID == 12).first()?.state == "sent")
+            // a claim whose worker died (lease lapsed) is claimed again; a live claim is not
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 13, now: t0).create(on: server.app.db)
+            try await PendingPush.query(on: server.app.db).filter(\.$messageID == 13)
+                .set(\.$state, to: "claimed").set(\.$claimedUntil, to: Date().addingTimeInterval(30)).update()
+            #expect(try await dispatcher.drainOnce() == 0)
+            #expect(try await dispatcher.drainOnce(now: Date().addingTimeInterval(31)) == 1)
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$messageID == 13).first()?.state == "sent")
+            // a device without a token gets nothing
+            try await DeviceAnonymized.query(on: server.app.db).filter(\.$id == device.id!).set(\.$firebaseInstanceID, to: nil).update()
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 14, now: Date()).create(on: server.app.db)
+            #expect(try await dispatcher.drainOnce() == 1)
+            let dropped = try #require(try await PendingPush.query(on: server.app.db).filter(\.$messageID == 14).first())
+            #expect(dropped.state == "failed")
+            #expect(dropped.lastError == "NO_TOKEN")
+            _ = user
+        }
+    }
+
+    /// Counts what reaches the provider boundary, then hands it to the real `log` provider.
+    final class CountingProvider: PushProvider, @unchecked Sendable {
+        let inner: LogPushProvider
+        let sent = NIOLockedValueBox([Int64: Int]())
+        var name: String { "counting" }
+        init(_ inner: LogPushProvider) { self.inner = inner }
+        func send(_ message: PushMessage) async -> PushOutcome {
+            sent.withLockedValue { $0[Int64(message.data["messageId"]!)!, default: 0] += 1 }
+            return await inner.send(message)
+        }
+    }
+
+    @Test func twoInstancesDrainOneOutboxWithoutSendingTwice() async throws {
+        guard TestDatabase.available.contains(.postgres) else { return }
+        try await withServer(.postgres) { first in
+            let second = try await TestServer.start(.postgres, sharingDatabaseOf: first)
+            // setup: 40 devices with 5 pushes each
+            let owner = try await first.createUser()
+            let (ua, _) = try await first.vpnLogin(owner)
+            let t0 = Date().addingTimeInterval(-60)
+            for index in 1...40 {
+                let device = DeviceAnonymized(id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
+                                              appVersion: "1", appVersionCode: 1, firebaseInstanceID: "fiid-bulk-\(index)")
+                try await device.create(on: first.app.db)
+                for push in 0..<5 {
+                    try await PendingPush(id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push),
+                                          now: t0.addingTimeInterval(Double(push))).create(on: first.app.db)
+                }
+            }
+            let counter = CountingProvider(LogPushProvider(logger: first.app.logger))
+            func dispatcher(_ server: TestServer) -> PushDispatcher {
+                PushDispatcher(db: server.app.db, provider: counter, settings: server.app.yona.config.push,
+                               publicBaseURL: "http://127.0.0.1", skipLocked: true, logger: server.app.logger)
+            }
+            // act: both instances drain concurrently until nothing is left
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for server in [first, second] {
+                    group.addTask {
+                        var idle = 0
+                        while idle < 3 {
+                            idle = try await dispatcher(server).drainOnce(limit: 7) == 0 ? idle + 1 : 0
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await second.stop()
+            // check
+            let counts = counter.sent.withLockedValue { $0 }
+            #expect(counts.count == 200)
+            #expect(counts.values.allSatisfy { $0 == 1 }, "a push went out twice")
+            #expect(try await PendingPush.query(on: first.app.db).filter(\.$state == "sent").count() == 200)
+        }
+    }
+}
