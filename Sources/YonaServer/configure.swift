@@ -2,6 +2,7 @@ import Fluent
 import FluentPostgresDriver
 import FluentSQLiteDriver
 import Foundation
+import AsyncHTTPClient
 import Vapor
 
 /// Wires the application exactly as production runs it; the tests call this too.
@@ -32,7 +33,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         sms: LogSMSSender(logger: app.logger),
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool),
-        pushProvider: LogPushProvider(logger: app.logger))
+        pushProvider: try await makePushProvider(config, logger: app.logger))
 
     app.middleware = Middlewares()
     app.middleware.use(RequestContextMiddleware())
@@ -66,6 +67,19 @@ struct NewDeviceRequestPurger: LifecycleHandler {
         box.task?.cancel()
         _ = await box.task?.value
     }
+}
+
+/// The configured push provider; a bad service account stops start-up with one line.
+func makePushProvider(_ config: AppConfig, logger: Logger) async throws -> any PushProvider {
+    guard config.pushProvider == "fcm", let path = config.fcmServiceAccountPath else { return LogPushProvider(logger: logger) }
+    let account = try FCMServiceAccount.load(path: path)
+    let tokens: FCMAccessTokens
+    do {
+        tokens = try await FCMAccessTokens(account: account, client: .shared)
+    } catch {
+        throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has a private key that is not a usable RSA PEM key")
+    }
+    return FCMPushProvider(endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: .shared)
 }
 
 /// The long-lived collaborators of the domain, made once at start-up.

@@ -24,8 +24,12 @@ public struct AppConfig: Sendable {
     public var internalToken: String?
     /// Push delivery (push.md "Settings").
     var push: PushSettings
-    /// `log` (the embedded default) or `fcm`.
+    /// `log` (the embedded default) or `fcm` (the default when a service account is configured).
     public var pushProvider: String
+    /// Path of the Firebase service-account JSON.
+    public var fcmServiceAccountPath: String?
+    /// FCM's base URL; tests point it at the local emulator.
+    public var fcmEndpoint: String
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
 
@@ -37,7 +41,7 @@ public struct AppConfig: Sendable {
         database: .sqlite(path: "./data/yona.sqlite"), host: "127.0.0.1", port: 8080, publicBaseURL: nil,
         testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024,
         trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10, internalToken: nil,
-        push: PushSettings(), pushProvider: "log",
+        push: PushSettings(), pushProvider: "log", fcmServiceAccountPath: nil, fcmEndpoint: "https://fcm.googleapis.com",
         newDeviceRequestLifetime: 86_400)
 
     /// A start-up failure that names the variable and what is wrong with it.
@@ -113,9 +117,20 @@ public struct AppConfig: Sendable {
         if let raw = env["YONA_PUSH_CONCURRENCY"] { config.push.concurrency = try positive(raw, "YONA_PUSH_CONCURRENCY") }
         if let raw = env["YONA_TOKEN_STALE_DAYS"] { config.push.tokenStaleDays = try positive(raw, "YONA_TOKEN_STALE_DAYS") }
         if let raw = env["YONA_PUSH_WORKERS"] { config.push.workersEnabled = try parseBool(raw, "YONA_PUSH_WORKERS") }
+        if let path = env["YONA_FCM_SERVICE_ACCOUNT"], !path.isEmpty {
+            config.fcmServiceAccountPath = path
+            config.pushProvider = "fcm"
+        }
+        if let endpoint = env["YONA_FCM_ENDPOINT"] {
+            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw Invalid(variable: "YONA_FCM_ENDPOINT", problem: "must be an absolute http(s) URL")
+            }
+            config.fcmEndpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        }
         if let provider = env["YONA_PUSH_PROVIDER"] {
-            guard provider == "log" else {
-                throw Invalid(variable: "YONA_PUSH_PROVIDER", problem: "must be 'log' (the 'fcm' provider is not built yet)")
+            guard ["log", "fcm"].contains(provider) else { throw Invalid(variable: "YONA_PUSH_PROVIDER", problem: "must be 'log' or 'fcm'") }
+            guard provider == "log" || config.fcmServiceAccountPath != nil else {
+                throw Invalid(variable: "YONA_PUSH_PROVIDER", problem: "is 'fcm' but YONA_FCM_SERVICE_ACCOUNT is not set")
             }
             config.pushProvider = provider
         }

@@ -1,0 +1,146 @@
+import AsyncHTTPClient
+import Fluent
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// push.md "Firebase Cloud Messaging, HTTP v1": the production client against the local emulator, over real HTTP.
+@Suite struct FCMTests {
+    static func provider(_ emulator: FCMEmulator, timeout: Int64 = 10) async throws -> (FCMPushProvider, FCMAccessTokens) {
+        let account = try FCMServiceAccount.load(path: try emulator.serviceAccountFile())
+        let tokens = try await FCMAccessTokens(account: account, client: .shared)
+        return (FCMPushProvider(endpoint: emulator.baseURL, projectID: account.projectID, tokens: tokens, client: .shared,
+                                timeout: .seconds(timeout)), tokens)
+    }
+
+    static func push(_ token: String, id: Int64 = 42) -> PushMessage {
+        PushMessage.make(token: token, messageID: id, publicBaseURL: "https://yona.example")
+    }
+
+    @Test func everyRowOfTheErrorTable() async throws {
+        let emulator = try await FCMEmulator.start()
+        let (fcm, _) = try await Self.provider(emulator)
+        let cases: [(String, PushOutcome)] = [
+            ("ok-token", .delivered),
+            ("unregistered-1", .tokenInvalid(reason: "UNREGISTERED")),
+            ("malformed-1", .tokenInvalid(reason: "INVALID_ARGUMENT")),
+            ("apnsdead-1", .tokenInvalid(reason: "APNS_UNREGISTERED")),
+            ("sender-1", .rejected(code: "SENDER_ID_MISMATCH")),
+            ("thirdparty-1", .rejected(code: "THIRD_PARTY_AUTH_ERROR")),
+            ("unavailable-1", .retry(after: 7, quota: false, code: "UNAVAILABLE")),
+            ("quota-1", .retry(after: nil, quota: true, code: "QUOTA_EXCEEDED")),
+        ]
+        for (token, expected) in cases {
+            #expect(await fcm.send(Self.push(token)) == expected, "\(token)")
+        }
+        // our own payload being wrong is a different row: no retry, the token is kept
+        var broken = Self.push("ok-token")
+        broken = PushMessage(message: .init(token: "ok-token", data: ["messageId": "42", "url": "x", "text": "hi"],
+                                            android: broken.message.android, apns: broken.message.apns))
+        #expect(await fcm.send(broken) == .rejected(code: "INVALID_ARGUMENT_PAYLOAD"))
+        #expect(emulator.messages(to: "ok-token").count == 1)
+        await emulator.stop()
+    }
+
+    @Test func aBare401RefreshesTheAccessTokenOnceAndRetries() async throws {
+        let emulator = try await FCMEmulator.start()
+        let (fcm, _) = try await Self.provider(emulator)
+        #expect(await fcm.send(Self.push("ok-first")) == .delivered)
+        #expect(emulator.refreshes == 1)
+        #expect(await fcm.send(Self.push("expire-1")) == .delivered)
+        #expect(emulator.refreshes == 2)
+        #expect(emulator.messages(to: "expire-1").count == 1)
+        await emulator.stop()
+    }
+
+    @Test func oneRefreshServesManyConcurrentSends() async throws {
+        let emulator = try await FCMEmulator.start()
+        let (fcm, _) = try await Self.provider(emulator)
+        let outcomes = await withTaskGroup(of: PushOutcome.self) { group in
+            for index in 0..<30 { group.addTask { await fcm.send(Self.push("ok-\(index)", id: Int64(index + 1))) } }
+            return await group.reduce(into: [PushOutcome]()) { $0.append($1) }
+        }
+        #expect(outcomes.allSatisfy { $0 == .delivered })
+        #expect(emulator.refreshes == 1)
+        await emulator.stop()
+    }
+
+    @Test func aHangingFirebaseIsATransientFailure() async throws {
+        let emulator = try await FCMEmulator.start()
+        let (fcm, _) = try await Self.provider(emulator, timeout: 1)
+        #expect(await fcm.send(Self.push("hang-1")) == .retry(after: nil, quota: false, code: "NETWORK"))
+        await emulator.stop()
+    }
+
+    @Test func retryAfterInSecondsOrAsAnHTTPDate() {
+        #expect(FCMPushProvider.retryAfter("120") == 120)
+        let inTwoMinutes = Date().addingTimeInterval(120)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let parsed = try! #require(FCMPushProvider.retryAfter(formatter.string(from: inTwoMinutes)))
+        #expect(abs(parsed - 120) < 3)
+        #expect(FCMPushProvider.retryAfter(nil) == nil)
+        #expect(FCMPushProvider.retryAfter("soon") == nil)
+    }
+
+    @Test func aBadServiceAccountStopsStartUpWithOneLine() {
+        #expect(throws: AppConfig.Invalid.self) { try FCMServiceAccount.load(path: "/nonexistent/sa.json") }
+        #expect(throws: AppConfig.Invalid.self) { try AppConfig.fromEnvironment(["YONA_PUSH_PROVIDER": "fcm"]) }
+    }
+
+    /// The story, through the real client, ends on the emulator: one valid, content-free push per phone;
+    /// dead tokens are cleared and transient failures retried.
+    @Test(arguments: TestDatabase.available)
+    func conflictPushesReachFirebase(db: TestDatabase) async throws {
+        let emulator = try await FCMEmulator.start()
+        let account = try emulator.serviceAccountFile()
+        try await withServer(db, adjust: {
+            $0.pushProvider = "fcm"
+            $0.fcmServiceAccountPath = account
+            $0.fcmEndpoint = emulator.baseURL
+            $0.push.workersEnabled = true
+        }) { server in
+            let richard = try await server.createUser(nickname: "Dad", extra: BuddyTests.phone("ok-richard"))
+            let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobby", extra: BuddyTests.phone("ok-bob"))
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            _ = try await server.messages(richard)
+            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
+            let (ua, index) = try await server.vpnLogin(bob)
+            try await PushTests.drained(server)
+            let before = (emulator.messages(to: "ok-bob").count, emulator.messages(to: "ok-richard").count)
+
+            try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/fcm")
+            try await PushTests.drained(server)
+
+            let own = try #require(try await server.messages(bob).first?["messageId"] as? Int)
+            let copy = try #require(try await server.messages(richard).first?["messageId"] as? Int)
+            let schema = try JSONSchema.load("push-message.schema.json")
+            for (token, expected, earlier) in [("ok-bob", own, before.0), ("ok-richard", copy, before.1)] {
+                let received = emulator.messages(to: token)
+                #expect(received.count == earlier + 1, "exactly one push for the conflict on \(token)")
+                let body = try #require(received.last)
+                #expect(schema.violations(of: body).isEmpty)
+                let text = String(decoding: body, as: UTF8.self)
+                #expect(text.contains("\"messageId\":\"\(expected)\""))
+                #expect(!text.contains("notification"))
+                for secret in [bob.id, bob.mobileNumber, "Bobbert", "Bobby", "poker", "gambling", "Gambling", ua] {
+                    #expect(!text.contains(secret), "the push carries \(secret)")
+                }
+            }
+            // a dead token is cleared on its device (and only there)
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, richard)
+            _ = try await server.request(.PUT, "\(richard.path)/devices/\(deviceID)", headers: richard.passwordHeader,
+                                         json: ["name": "Phone", "firebaseInstanceId": "unregistered-richard"])
+            try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/again",
+                                                 at: Date().addingTimeInterval(-7200))
+            try await PushTests.drained(server)
+            let (_, device) = try await DevicesTests.firstDevice(server, richard)
+            #expect(device["firebaseInstanceId"] == nil, "the dead token was cleared")
+            let (_, bobsDevice) = try await DevicesTests.firstDevice(server, bob)
+            #expect(bobsDevice["firebaseInstanceId"] as? String == "ok-bob")
+        }
+        await emulator.stop()
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import JWTKit
+import NIOConcurrencyHelpers
+import Vapor
+
+/// A local stand-in for Firebase over real HTTP (push.md "Providers"): an OAuth token endpoint that checks the
+/// service account's RS256 JWT, and `messages:send` with bearer check, strict payload validation against
+/// `Schemas/push-message.schema.json`, recorded messages, and errors chosen by the token's prefix:
+/// `unregistered-`, `malformed-`, `apnsdead-`, `sender-`, `thirdparty-`, `unavailable-` (Retry-After 7),
+/// `quota-`, `expire-` (revokes access tokens once, answering a bare 401), `hang-` (answers after 15 s).
+final class FCMEmulator: Sendable {
+    struct State {
+        var issued: Set<String> = []
+        var refreshes = 0
+        var received: [String: [Data]] = [:]
+        var expired: Set<String> = []
+        var sendCount = 0
+    }
+
+    let app: Application
+    let baseURL: String
+    let state = NIOLockedValueBox(State())
+    static let projectID = "yona-emulator"
+
+    private init(app: Application, baseURL: String) {
+        self.app = app
+        self.baseURL = baseURL
+    }
+
+    static func start() async throws -> FCMEmulator {
+        let app = try await Application.make(.testing)
+        app.http.server.configuration.hostname = "127.0.0.1"
+        app.http.server.configuration.port = 0
+        app.logger.logLevel = .warning
+        let keys = JWTKeyCollection()
+        let publicPEM = try String(contentsOf: fixture("test-service-account.pub.pem"), encoding: .utf8)
+        await keys.add(rsa: try Insecure.RSA.PublicKey(pem: publicPEM), digestAlgorithm: .sha256, kid: "test-key-1")
+        let schema = try JSONSchema.load("push-message.schema.json")
+        let box = NIOLockedValueBox<FCMEmulator?>(nil)
+        app.post("token") { req async throws -> Response in
+            try await box.withLockedValue { $0! }.token(req, keys: keys)
+        }
+        app.post("v1", "projects", ":project", ":send") { req async throws -> Response in
+            try await box.withLockedValue { $0! }.send(req, schema: schema)
+        }
+        try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+        let emulator = FCMEmulator(app: app, baseURL: "http://127.0.0.1:\(app.http.server.shared.localAddress!.port!)")
+        box.withLockedValue { $0 = emulator }
+        return emulator
+    }
+
+    func stop() async {
+        await app.server.shutdown()
+        try? await app.asyncShutdown()
+    }
+
+    static func fixture(_ name: String) -> URL {
+        Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures")!
+    }
+
+    /// A copy of the test service account whose token_uri points at this emulator.
+    func serviceAccountFile() throws -> String {
+        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixture("test-service-account.json"))) as! [String: Any]
+        json["token_uri"] = "\(baseURL)/token"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sa-\(UUID().uuidString).json").path
+        FileManager.default.createFile(atPath: path, contents: try JSONSerialization.data(withJSONObject: json))
+        return path
+    }
+
+    func messages(to token: String) -> [Data] { state.withLockedValue { $0.received[token] ?? [] } }
+    var refreshes: Int { state.withLockedValue { $0.refreshes } }
+
+    // MARK: - endpoints
+
+    private struct Grant: JWTPayload {
+        let iss: IssuerClaim
+        let scope: String
+        let aud: AudienceClaim
+        let iat: IssuedAtClaim
+        let exp: ExpirationClaim
+        func verify(using algorithm: some JWTAlgorithm) throws {
+            try exp.verifyNotExpired()
+        }
+    }
+
+    private func token(_ req: Request, keys: JWTKeyCollection) async throws -> Response {
+        struct Form: Content {
+            let grant_type: String
+            let assertion: String
+        }
+        let form = try req.content.decode(Form.self, as: .urlEncodedForm)
+        guard form.grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer",
+              let grant = try? await keys.verify(form.assertion, as: Grant.self),
+              grant.scope == "https://www.googleapis.com/auth/firebase.messaging",
+              grant.iss.value == "pusher@yona-emulator.iam.gserviceaccount.com",
+              grant.aud.value.contains("\(baseURL)/token"),
+              grant.exp.value.timeIntervalSince(grant.iat.value) <= 3600 else {
+            return Self.json(400, ["error": "invalid_grant"])
+        }
+        let token = "emu-\(UUID().uuidString)"
+        state.withLockedValue {
+            $0.issued.insert(token)
+            $0.refreshes += 1
+        }
+        return Self.json(200, ["access_token": token, "expires_in": 3600, "token_type": "Bearer"])
+    }
+
+    private func send(_ req: Request, schema: JSONSchema) async throws -> Response {
+        guard req.parameters.get("send") == "messages:send", req.parameters.get("project") == Self.projectID else {
+            return Self.error(404, "NOT_FOUND", details: [])
+        }
+        let bearer = req.headers.bearerAuthorization?.token ?? ""
+        guard state.withLockedValue({ $0.issued.contains(bearer) }) else {
+            return Self.error(401, "UNAUTHENTICATED", details: [])
+        }
+        let body = Data(req.body.data.map { $0.readableBytesView } ?? ByteBuffer().readableBytesView)
+        let violations = schema.violations(of: body)
+        guard violations.isEmpty else {
+            return Self.error(400, "INVALID_ARGUMENT", details: [
+                ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"],
+                ["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [["field": "message", "description": violations.joined(separator: "; ")]]]])
+        }
+        let token = ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])
+            .flatMap { ($0["message"] as? [String: Any])?["token"] as? String } ?? ""
+        func fcm(_ code: String) -> [String: Any] { ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": code] }
+        switch token.split(separator: "-").first.map(String.init) ?? "" {
+        case "unregistered": return Self.error(404, "NOT_FOUND", details: [fcm("UNREGISTERED")])
+        case "malformed": return Self.error(400, "INVALID_ARGUMENT", details: [fcm("INVALID_ARGUMENT")])
+        case "apnsdead":
+            return Self.error(400, "INVALID_ARGUMENT", details: [fcm("INVALID_ARGUMENT"),
+                ["@type": "type.googleapis.com/google.firebase.fcm.v1.ApnsError", "statusCode": 410, "reason": "Unregistered"]])
+        case "sender": return Self.error(403, "PERMISSION_DENIED", details: [fcm("SENDER_ID_MISMATCH")])
+        case "thirdparty": return Self.error(401, "UNAUTHENTICATED", details: [fcm("THIRD_PARTY_AUTH_ERROR")])
+        case "unavailable": return Self.error(503, "UNAVAILABLE", details: [fcm("UNAVAILABLE")], retryAfter: "7")
+        case "quota": return Self.error(429, "RESOURCE_EXHAUSTED", details: [fcm("QUOTA_EXCEEDED")])
+        case "expire":
+            let first = state.withLockedValue { s -> Bool in
+                guard !s.expired.contains(token) else { return false }
+                s.expired.insert(token)
+                s.issued.removeAll()
+                return true
+            }
+            if first { return Self.error(401, "UNAUTHENTICATED", details: []) }
+        case "hang":
+            try await Task.sleep(for: .seconds(15))
+        default:
+            break
+        }
+        let number = state.withLockedValue { s -> Int in
+            s.received[token, default: []].append(body)
+            s.sendCount += 1
+            return s.sendCount
+        }
+        return Self.json(200, ["name": "projects/\(Self.projectID)/messages/\(number)"])
+    }
+
+    private static func error(_ code: Int, _ status: String, details: [[String: Any]], retryAfter: String? = nil) -> Response {
+        let response = json(code, ["error": ["code": code, "message": "emulated \(status)", "status": status, "details": details]])
+        if let retryAfter { response.headers.replaceOrAdd(name: "Retry-After", value: retryAfter) }
+        return response
+    }
+
+    private static func json(_ status: Int, _ object: [String: Any]) -> Response {
+        let response = Response(status: HTTPResponseStatus(statusCode: status))
+        response.headers.contentType = .json
+        response.body = .init(data: (try? JSONSerialization.data(withJSONObject: object)) ?? Data())
+        return response
+    }
+}
