@@ -18,7 +18,10 @@ public func configure(_ app: Application, config: AppConfig) async throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         app.databases.use(.sqlite(.file(path)), as: .sqlite)
     case .postgres(let url):
-        app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url)), as: .psql)
+        // Analyzer events of one user wait on a row lock while holding a connection, so one connection per
+        // event loop would stall every other request on that loop behind them.
+        app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 8,
+                                    connectionPoolTimeout: .seconds(20)), as: .psql)
     }
     app.migrations.add(YonaMigrations.all)
 

@@ -72,6 +72,53 @@ import Testing
         await emulator.stop()
     }
 
+    /// The outbox follows the table: transient answers are retried later (Retry-After honoured, at least 60 s
+    /// after a quota answer), permanent ones are not, and past the maximum age a push is failed.
+    @Test(arguments: TestDatabase.available)
+    func theOutboxRetriesAndGivesUpAsTheTableSays(db: TestDatabase) async throws {
+        let emulator = try await FCMEmulator.start()
+        let account = try emulator.serviceAccountFile()
+        try await withServer(db, adjust: {
+            $0.pushProvider = "fcm"
+            $0.fcmServiceAccountPath = account
+            $0.fcmEndpoint = emulator.baseURL
+        }) { server in
+            let owner = try await server.createUser()
+            let (ua, _) = try await server.vpnLogin(owner)
+            let now = Date()
+            var rows: [String: UUID] = [:]
+            for (index, token) in ["unavailable-a", "quota-a", "sender-a", "malformed-a"].enumerated() {
+                let device = DeviceAnonymized(id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index + 1,
+                                              operatingSystem: "IOS", appVersion: "1", appVersionCode: 1, firebaseInstanceID: token)
+                try await device.create(on: server.app.db)
+                let row = PendingPush(id: UUID(), deviceID: device.id!, messageID: Int64(index + 1), now: now.addingTimeInterval(-1))
+                try await row.create(on: server.app.db)
+                rows[token] = row.id!
+            }
+            #expect(try await server.app.pushDispatcher.drainOnce() == 4)
+            func row(_ token: String) async throws -> PendingPush { try #require(try await PendingPush.find(rows[token]!, on: server.app.db)) }
+            let unavailable = try await row("unavailable-a")
+            #expect(unavailable.state == "pending")
+            #expect(unavailable.lastError == "UNAVAILABLE")
+            #expect(unavailable.nextAttemptAt.timeIntervalSince(now) >= 6.5)
+            let quota = try await row("quota-a")
+            #expect(quota.state == "pending")
+            #expect(quota.nextAttemptAt.timeIntervalSince(now) >= 59)
+            #expect(try await row("sender-a").state == "failed")
+            #expect(try await DeviceAnonymized.query(on: server.app.db).filter(\.$firebaseInstanceID == "sender-a").count() == 1, "kept")
+            #expect(try await row("malformed-a").state == "failed")
+            #expect(try await DeviceAnonymized.query(on: server.app.db).filter(\.$firebaseInstanceID == "malformed-a").count() == 0, "cleared")
+            // nothing is due before its time; past the maximum age a retry becomes a failure
+            #expect(try await server.app.pushDispatcher.drainOnce() == 0)
+            var short = server.app.pushDispatcher
+            short = PushDispatcher(db: short.db, provider: short.provider, settings: PushSettings(maxAgeSeconds: 5),
+                                   publicBaseURL: short.publicBaseURL, skipLocked: short.skipLocked, logger: short.logger)
+            #expect(try await short.drainOnce(now: now.addingTimeInterval(20)) == 1)
+            #expect(try await row("unavailable-a").state == "failed")
+        }
+        await emulator.stop()
+    }
+
     @Test func retryAfterInSecondsOrAsAnHTTPDate() {
         #expect(FCMPushProvider.retryAfter("120") == 120)
         let inTwoMinutes = Date().addingTimeInterval(120)

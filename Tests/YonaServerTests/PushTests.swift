@@ -99,6 +99,36 @@ import Testing
         }
     }
 
+    @Test(arguments: TestDatabase.available)
+    func switchedOffDevicesGetNothingAndStaleTokensArePruned(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: a user with a phone whose notifications are switched off
+            let user = try await server.createUser(extra: BuddyTests.phone("fiid-quiet"))
+            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+            let off = try await server.request(.PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
+                                               json: ["name": "Phone", "notificationsEnabled": false])
+            #expect(off.json["notificationsEnabled"] as? Bool == false)
+            #expect(off.json["firebaseInstanceId"] as? String == "fiid-quiet")
+            // act
+            let (ua, _) = try await server.vpnLogin(user)
+            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://poker.example/quiet")
+            // check: the message exists, no push was queued
+            #expect(try await server.messages(user).count == 1)
+            #expect(try await PendingPush.query(on: server.app.db).count() == 0)
+
+            // a token the app has not sent again for 60 days is pruned; a fresh one stays
+            let other = try await server.createUser(extra: BuddyTests.phone("fiid-fresh"))
+            try await DeviceAnonymized.query(on: server.app.db).filter(\.$firebaseInstanceID == "fiid-quiet")
+                .set(\.$firebaseInstanceIDUpdatedAt, to: Date().addingTimeInterval(-61 * 86_400)).update()
+            #expect(try await server.app.pushDispatcher.pruneStaleTokens() == 1)
+            let (_, quiet) = try await DevicesTests.firstDevice(server, user)
+            #expect(quiet["firebaseInstanceId"] == nil)
+            let (_, fresh) = try await DevicesTests.firstDevice(server, other)
+            #expect(fresh["firebaseInstanceId"] as? String == "fiid-fresh")
+        }
+    }
+
     /// Counts what reaches the provider boundary, then hands it to the real `log` provider.
     final class CountingProvider: PushProvider, @unchecked Sendable {
         let inner: LogPushProvider

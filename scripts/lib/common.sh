@@ -41,7 +41,7 @@ yona_start_postgres() {
     runuser -u postgres -- "$bin/initdb" -D "$YONA_PG_DIR/data" -A trust -U postgres -E UTF8 >"$YONA_PG_DIR/initdb.log" 2>&1 \
         || { cat "$YONA_PG_DIR/initdb.log" >&2; return 1; }
     runuser -u postgres -- "$bin/pg_ctl" -D "$YONA_PG_DIR/data" -l "$YONA_PG_DIR/server.log" -w \
-        -o "-p $port -k $YONA_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" start >/dev/null \
+        -o "-p $port -k $YONA_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=128MB -c fsync=off" start >/dev/null \
         || { cat "$YONA_PG_DIR/server.log" >&2; return 1; }
     YONA_PG_BIN=$bin
     YONA_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"

@@ -61,4 +61,5 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case tooLarge = "error.request.too.large"
     case unsupportedMediaType = "error.request.unsupported.media.type"
     case unexpected = "error.unexpected"
+    case serviceUnavailable = "error.service.unavailable"
 }

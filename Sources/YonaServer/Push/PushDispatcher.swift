@@ -35,6 +35,22 @@ struct PushDispatcher: Sendable {
         let createdAt: Date
     }
 
+    /// Clears Instance IDs the app has not sent again for `tokenStaleDays` (push.md): such a token is most
+    /// likely dead, and a device without one gets no pushes until its app sends a new one.
+    @discardableResult
+    func pruneStaleTokens(now: Date = Date()) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Double(settings.tokenStaleDays) * 86_400)
+        let stale = try await DeviceAnonymized.query(on: db)
+            .filter(\.$firebaseInstanceID != nil).filter(\.$firebaseInstanceIDUpdatedAt < cutoff).all()
+        for device in stale {
+            try await DeviceAnonymized.query(on: db).filter(\.$id == device.id!)
+                .filter(\.$firebaseInstanceIDUpdatedAt < cutoff)
+                .set(\.$firebaseInstanceID, to: nil).update()
+        }
+        if !stale.isEmpty { logger.info("stale push tokens pruned", metadata: ["count": .stringConvertible(stale.count)]) }
+        return stale.count
+    }
+
     /// One round: claim up to `limit` due rows and finish each. Returns how many were claimed.
     @discardableResult
     func drainOnce(now: Date = Date(), limit: Int = 256) async throws -> Int {
@@ -164,7 +180,12 @@ final class PushWorker: LifecycleHandler, @unchecked Sendable {
         let dispatcher = make(app)
         guard dispatcher.settings.workersEnabled else { return }
         task = Task {
+            var lastPrune = Date.distantPast
             while !Task.isCancelled {
+                if Date().timeIntervalSince(lastPrune) > 3600 {
+                    _ = try? await dispatcher.pruneStaleTokens()
+                    lastPrune = Date()
+                }
                 let claimed = (try? await dispatcher.drainOnce()) ?? 0
                 if claimed == 0 { try? await Task.sleep(for: .seconds(dispatcher.settings.pollInterval)) }
             }

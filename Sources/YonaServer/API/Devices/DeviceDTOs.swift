@@ -2,7 +2,9 @@
 struct UpdateDeviceRequest: StrictBody {
     let name: String?
     let firebaseInstanceId: String?
-    static let allowedKeys: Set<String> = ["name", "firebaseInstanceId"]
+    /// An extension of the Yona format: the device's notification switch.
+    let notificationsEnabled: Bool?
+    static let allowedKeys: Set<String> = ["name", "firebaseInstanceId", "notificationsEnabled"]
 }
 
 /// `POST /users/{u}/devices/{d}/openApp` body.

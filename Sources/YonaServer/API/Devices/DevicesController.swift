@@ -39,7 +39,8 @@ enum DevicesController {
         let body = try req.decodeStrict(UpdateDeviceRequest.self)
         let name = try NewDevice.validName(try requireText(body.name))
         let instanceID = try body.firebaseInstanceId.map(FirebaseInstanceID.validated)
-        let updated = try await req.devices.update(deviceID, of: user, name: name, firebaseInstanceID: instanceID)
+        let updated = try await req.devices.update(deviceID, of: user, name: name, firebaseInstanceID: instanceID,
+                                                   notificationsEnabled: body.notificationsEnabled)
         let device = try await req.devices.device(deviceID, of: updated)
         return try .hal(req.rendering.ownDevice(device, of: updated, requestingDeviceID: deviceID, topLevel: true))
     }

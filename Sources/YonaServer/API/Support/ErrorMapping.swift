@@ -1,3 +1,4 @@
+import AsyncKit
 import Vapor
 
 /// The one place where an error becomes a response: `{"code","message","correlationId"}` with the
@@ -19,6 +20,9 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
         switch error {
         case let error as YonaError:
             return error
+        case is ConnectionPoolTimeoutError:
+            // Overload, not a bug: tell the client to come back shortly.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
         case let abort as any AbortError:
             switch abort.status {
             case .notFound where request.route == nil:
@@ -62,6 +66,7 @@ extension ErrorCode {
         case .unsupportedMediaType: .unsupportedMediaType
         case .tooManyRequests: .tooManyRequests
         case .unexpected: .internalServerError
+        case .serviceUnavailable: .serviceUnavailable
         default: .badRequest
         }
     }

@@ -83,6 +83,7 @@ extension ErrorCode {
         case .methodNotAllowed: ("This method is not allowed on this path.", "Deze methode is niet toegestaan op dit pad.")
         case .tooLarge: ("The request body is too large.", "De inhoud van het verzoek is te groot.")
         case .unsupportedMediaType: ("The request body must be application/json.", "De inhoud van het verzoek moet application/json zijn.")
+        case .serviceUnavailable: ("The server is busy; try again shortly.", "De server is druk; probeer het zo opnieuw.")
         case .unexpected: ("An unexpected error occurred.", "Er is een onverwachte fout opgetreden.")
         }
     }

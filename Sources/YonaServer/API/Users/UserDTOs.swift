@@ -104,6 +104,7 @@ struct OwnDeviceDTO: Encodable, Sendable {
     let appLastOpenedDate: String?
     let requestingDevice: Bool
     let firebaseInstanceId: String?
+    let notificationsEnabled: Bool
     let vpnProfile: VPNProfile
     let _links: HALLinks
 

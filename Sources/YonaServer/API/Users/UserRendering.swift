@@ -79,6 +79,7 @@ struct UserRendering {
             appLastOpenedDate: device.appLastOpenedDate,
             requestingDevice: device.device.id == requestingDeviceID,
             firebaseInstanceId: device.firebaseInstanceID,
+            notificationsEnabled: device.notificationsEnabled,
             vpnProfile: .init(vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)"),
             _links: halLinks)
     }

@@ -36,13 +36,21 @@ struct DeviceService: Sendable {
         return (updated, device)
     }
 
-    /// Renames a device and/or stores the Instance ID the app sends; an omitted Instance ID is kept.
-    func update(_ deviceID: UUID, of user: UnlockedUser, name: String, firebaseInstanceID: String?) async throws -> UnlockedUser {
+    /// Renames a device, stores the Instance ID the app sends (an omitted one is kept; sending it again
+    /// counts as a refresh) and sets the notification switch.
+    func update(_ deviceID: UUID, of user: UnlockedUser, name: String, firebaseInstanceID: String?,
+                notificationsEnabled: Bool? = nil) async throws -> UnlockedUser {
         let current = try await device(deviceID, of: user)
         return try await db.transaction { tx in
-            if let firebaseInstanceID, firebaseInstanceID != current.firebaseInstanceID {
+            if let firebaseInstanceID {
                 try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID)
                     .set(\.$firebaseInstanceID, to: firebaseInstanceID)
+                    .set(\.$firebaseInstanceIDUpdatedAt, to: Date())
+                    .update()
+            }
+            if let notificationsEnabled {
+                try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID)
+                    .set(\.$notificationsEnabled, to: notificationsEnabled)
                     .update()
             }
             guard name != current.device.name else { return user }

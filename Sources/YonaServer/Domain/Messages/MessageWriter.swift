@@ -58,6 +58,7 @@ enum OutboxWriter {
         let devices = try await DeviceAnonymized.query(on: db)
             .filter(\.$userAnonymized.$id == recipient)
             .filter(\.$firebaseInstanceID != nil)
+            .filter(\.$notificationsEnabled == true)
             .all()
         for device in devices {
             try await PendingPush(id: UUID(), deviceID: device.id!, messageID: messageID, now: now).create(on: db)

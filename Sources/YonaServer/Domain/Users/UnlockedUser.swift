@@ -26,4 +26,5 @@ struct OwnDevice: Sendable {
     let operatingSystem: OperatingSystem
     let appLastOpenedDate: String?
     let firebaseInstanceID: String?
+    let notificationsEnabled: Bool
 }

@@ -210,7 +210,8 @@ struct UserService: Sendable {
             return OwnDevice(
                 device: device, deviceIndex: row.deviceIndex,
                 operatingSystem: OperatingSystem(rawValue: row.operatingSystem) ?? .unknown,
-                appLastOpenedDate: row.appLastOpenedDate, firebaseInstanceID: row.firebaseInstanceID)
+                appLastOpenedDate: row.appLastOpenedDate, firebaseInstanceID: row.firebaseInstanceID,
+                notificationsEnabled: row.notificationsEnabled)
         }
     }
 

@@ -17,6 +17,10 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
     /// A day (`yyyy-MM-dd`), not an instant: coarse on purpose.
     @OptionalField(key: "app_last_opened_date") var appLastOpenedDate: String?
     @OptionalField(key: "locale") var locale: String?
+    /// The device's own switch (an extension of the Yona format): no pushes while false.
+    @Field(key: "notifications_enabled") var notificationsEnabled: Bool
+    /// When the app last sent its Instance ID; tokens not refreshed for long are pruned.
+    @OptionalField(key: "firebase_instance_id_updated_at") var firebaseInstanceIDUpdatedAt: Date?
 
     // relationships
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized
@@ -32,5 +36,7 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
         self.appVersion = appVersion
         self.appVersionCode = appVersionCode
         self.firebaseInstanceID = firebaseInstanceID
+        self.notificationsEnabled = true
+        self.firebaseInstanceIDUpdatedAt = firebaseInstanceID == nil ? nil : Date()
     }
 }

@@ -22,5 +22,6 @@ enum YonaMigrations {
         CreateNamedMessages(),
         AddClaimToPushOutbox(),
         CreatePushDeliveries(),
+        AddNotificationSettingsToDevicesAnonymized(),
     ]
 }
