@@ -31,12 +31,14 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     } else {
         dataDirectory = URL(fileURLWithPath: "./data")
     }
+    let metrics = YonaMetrics()
     app.yona = YonaServices(
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         sms: LogSMSSender(logger: app.logger),
-        argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool),
-        pushProvider: try await makePushProvider(config, logger: app.logger))
+        argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool, metrics: metrics),
+        pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
+        metrics: metrics)
 
     app.middleware = Middlewares()
     app.middleware.use(RequestContextMiddleware())
@@ -73,16 +75,16 @@ struct NewDeviceRequestPurger: LifecycleHandler {
 }
 
 /// The configured push provider; a bad service account stops start-up with one line.
-func makePushProvider(_ config: AppConfig, logger: Logger) async throws -> any PushProvider {
+func makePushProvider(_ config: AppConfig, logger: Logger, metrics: YonaMetrics?) async throws -> any PushProvider {
     guard config.pushProvider == "fcm", let path = config.fcmServiceAccountPath else { return LogPushProvider(logger: logger) }
     let account = try FCMServiceAccount.load(path: path)
     let tokens: FCMAccessTokens
     do {
-        tokens = try await FCMAccessTokens(account: account, client: .shared)
+        tokens = try await FCMAccessTokens(account: account, client: .shared, metrics: metrics)
     } catch {
         throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has a private key that is not a usable RSA PEM key")
     }
-    return FCMPushProvider(endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: .shared)
+    return FCMPushProvider(endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: .shared, metrics: metrics)
 }
 
 /// The long-lived collaborators of the domain, made once at start-up.
@@ -93,6 +95,7 @@ struct YonaServices: Sendable {
     let sms: any SMSSender
     let argon2: Argon2Pool
     let pushProvider: any PushProvider
+    let metrics: YonaMetrics
     /// Serializes analyzer writes on SQLite, where one process is the only writer.
     let analyzerLock = AsyncSemaphore(permits: 1)
 }
@@ -119,7 +122,7 @@ extension Application {
 
     var pushDispatcher: PushDispatcher {
         PushDispatcher(db: db, provider: yona.pushProvider, settings: yona.config.push,
-                       publicBaseURL: yona.config.pushBaseURL, skipLocked: usesPostgres, logger: logger)
+                       publicBaseURL: yona.config.pushBaseURL, skipLocked: usesPostgres, logger: logger, metrics: yona.metrics)
     }
 }
 
@@ -137,7 +140,8 @@ extension Request {
     var buddies: BuddyService { BuddyService(db: db, users: users) }
 
     var analysis: AnalysisService {
-        AnalysisService(db: db, rowLocks: application.usesPostgres, processLock: application.yona.analyzerLock)
+        AnalysisService(db: db, rowLocks: application.usesPostgres, processLock: application.yona.analyzerLock,
+                        metrics: application.yona.metrics)
     }
 
     var newDeviceRequests: NewDeviceRequestService {

@@ -187,6 +187,10 @@ import Testing
             #expect(device["firebaseInstanceId"] == nil, "the dead token was cleared")
             let (_, bobsDevice) = try await DevicesTests.firstDevice(server, bob)
             #expect(bobsDevice["firebaseInstanceId"] as? String == "ok-bob")
+            let metrics = try await server.request(.GET, "/metrics").text
+            #expect(metrics.contains("yona_push_tokens_cleared_total{reason=\"UNREGISTERED\"} 1"))
+            #expect(metrics.contains("yona_fcm_oauth_refreshes_total 1"))
+            #expect(metrics.contains("yona_fcm_request_duration_seconds_count"))
         }
         await emulator.stop()
     }

@@ -53,6 +53,21 @@ import Testing
             #expect(rows.allSatisfy { $0.state == "sent" && $0.attempts == 1 })
             let unknown = try await server.request(.GET, "/test/firebase/messages/last/fiid-nobody")
             #expect(unknown.status == 404)
+
+            // the metrics count what happened, and say nothing about whom
+            let metrics = try await server.request(.GET, "/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.headers.first(name: "Content-Type")?.hasPrefix("text/plain") == true)
+            let text = metrics.text
+            let sent = text.split(separator: "\n").first { $0.hasPrefix("yona_pushes_total{") && $0.contains("outcome=\"sent\"") }
+            #expect(sent.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 2 } == true, "\(sent ?? "no sent counter")")
+            #expect(text.contains("yona_push_outbox_depth 0"))
+            #expect(text.contains("yona_analyzer_events_total"))
+            #expect(text.contains("yona_goal_conflict_messages_total"))
+            #expect(text.contains("route=\"/users/:userID\""))
+            for secret in [bob.id, bob.mobileNumber, "fiid-bob-phone", "poker", ua] {
+                #expect(!text.contains(secret), "metrics carry \(secret)")
+            }
         }
     }
 

@@ -8,9 +8,12 @@ final class Argon2Pool: Sendable {
     private let threadPool: NIOThreadPool
     private let permits: AsyncSemaphore
 
-    init(limits: PasswordHash.Limits, threadPool: NIOThreadPool, memoryBudget: Int = 512 * 1024 * 1024) {
+    private let metrics: YonaMetrics?
+
+    init(limits: PasswordHash.Limits, threadPool: NIOThreadPool, memoryBudget: Int = 512 * 1024 * 1024, metrics: YonaMetrics? = nil) {
         self.limits = limits
         self.threadPool = threadPool
+        self.metrics = metrics
         self.permits = AsyncSemaphore(permits: max(1, memoryBudget / max(limits.memLimit, 1)))
     }
 
@@ -18,7 +21,9 @@ final class Argon2Pool: Sendable {
 
     func deriveKey(password: [UInt8], salt: [UInt8]) async throws -> SymmetricKey {
         try await permits.withPermit {
-            try await threadPool.runIfActive { [limits] in
+            let start = ContinuousClock.now
+            defer { metrics?.keyDerivation(duration: ContinuousClock.now - start) }
+            return try await threadPool.runIfActive { [limits] in
                 try PasswordHash.deriveKey(password: password, salt: salt, limits: limits)
             }
         }

@@ -35,9 +35,12 @@ actor FCMAccessTokens {
     /// Number of grants obtained (the `yona_fcm_oauth_refreshes_total` counter's source).
     private(set) var refreshes = 0
 
-    init(account: FCMServiceAccount, client: HTTPClient) async throws {
+    private let metrics: YonaMetrics?
+
+    init(account: FCMServiceAccount, client: HTTPClient, metrics: YonaMetrics? = nil) async throws {
         self.account = account
         self.client = client
+        self.metrics = metrics
         let keys = JWTKeyCollection()
         await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: account.privateKey), digestAlgorithm: .sha256,
                        kid: JWKIdentifier(string: account.privateKeyID))
@@ -63,6 +66,7 @@ actor FCMAccessTokens {
         let (token, expires) = try await task.value
         cached = (token, expires)
         refreshes += 1
+        metrics?.oauthRefresh()
         return token
     }
 

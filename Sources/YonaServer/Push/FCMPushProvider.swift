@@ -11,6 +11,7 @@ struct FCMPushProvider: PushProvider {
     let tokens: FCMAccessTokens
     let client: HTTPClient
     var timeout: TimeAmount = .seconds(10)
+    var metrics: YonaMetrics? = nil
     var name: String { "fcm" }
 
     func send(_ message: PushMessage) async -> PushOutcome {
@@ -45,6 +46,8 @@ struct FCMPushProvider: PushProvider {
         request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(message)))
+        let start = ContinuousClock.now
+        defer { metrics?.fcmRequest(duration: ContinuousClock.now - start) }
         let response = try await client.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 256 * 1024)
         let error = response.status == .ok ? nil : (try? JSONDecoder().decode(FCMErrorBody.self, from: Data(body.readableBytesView)))?.error

@@ -26,6 +26,7 @@ struct PushDispatcher: Sendable {
     let publicBaseURL: String
     let skipLocked: Bool
     let logger: Logger
+    var metrics: YonaMetrics? = nil
 
     struct Claimed: Sendable {
         let id: UUID
@@ -48,6 +49,7 @@ struct PushDispatcher: Sendable {
                 .set(\.$firebaseInstanceID, to: nil).update()
         }
         if !stale.isEmpty { logger.info("stale push tokens pruned", metadata: ["count": .stringConvertible(stale.count)]) }
+        for _ in stale { metrics?.tokenCleared(reason: "STALE") }
         return stale.count
     }
 
@@ -113,6 +115,7 @@ struct PushDispatcher: Sendable {
         guard let token else {
             // The app's token was cleared (or the device went): nothing to send until it sends a new one.
             try await finish(row, state: .failed, error: "NO_TOKEN")
+            metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")
             return
         }
         let message = PushMessage.make(token: token, messageID: row.messageID, publicBaseURL: publicBaseURL)
@@ -120,6 +123,7 @@ struct PushDispatcher: Sendable {
         let now = Date()
         switch outcome {
         case .delivered:
+            metrics?.push(outcome: "sent", errorCode: "")
             try await finish(row, state: .sent, error: nil)
             try await recordDelivery(token: token, data: message.data, at: now)
         case .retry(let after, let quota, let code):
@@ -128,8 +132,11 @@ struct PushDispatcher: Sendable {
             if quota { delay = max(delay, 60) }
             if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
                 logger.warning("push given up after its maximum age", metadata: ["error_code": .string(code)])
+                metrics?.push(outcome: "failed", errorCode: code)
                 try await finish(row, state: .failed, error: code)
             } else {
+                metrics?.push(outcome: "retry", errorCode: code)
+                metrics?.pushRetry()
                 try await PendingPush.query(on: db).filter(\.$id == row.id)
                     .set(\.$state, to: PendingPush.State.pending.rawValue)
                     .set(\.$attempts, to: row.attempts + 1)
@@ -139,6 +146,8 @@ struct PushDispatcher: Sendable {
                     .update()
             }
         case .tokenInvalid(let reason):
+            metrics?.push(outcome: "token_invalid", errorCode: reason)
+            metrics?.tokenCleared(reason: reason)
             // Compare-and-set: a token the app replaced meanwhile survives.
             try await DeviceAnonymized.query(on: db).filter(\.$id == row.deviceID)
                 .filter(\.$firebaseInstanceID == token)
@@ -147,6 +156,7 @@ struct PushDispatcher: Sendable {
             try await finish(row, state: .failed, error: reason)
         case .rejected(let code):
             logger.error("push rejected by the provider", metadata: ["error_code": .string(code)])
+            metrics?.push(outcome: "rejected", errorCode: code)
             try await finish(row, state: .failed, error: code)
         }
     }

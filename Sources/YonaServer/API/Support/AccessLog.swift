@@ -8,6 +8,7 @@ struct AccessLogMiddleware: AsyncMiddleware {
         let response = try await next.respond(to: request)
         let elapsed = ContinuousClock.now - start
         let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "(unmatched)"
+        request.application.yona.metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
         request.logger.info("\(request.method.rawValue) \(route) \(response.status.code)", metadata: [
             "duration_ms": .string(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
         ])

@@ -28,6 +28,7 @@ struct AnalysisService: Sendable {
     /// Row locks on PostgreSQL; on SQLite (one process, one writer) a process-wide lock.
     let rowLocks: Bool
     let processLock: AsyncSemaphore
+    var metrics: YonaMetrics? = nil
 
     /// Records the event; returns the ids of the messages it raised.
     @discardableResult
@@ -37,7 +38,7 @@ struct AnalysisService: Sendable {
             let names = event.matchApplications ? category.applications : category.classifierCategories
             return !Set(names).isDisjoint(with: event.categoryNames)
         }
-        return try await serialized(event.userAnonymizedID) { tx in
+        let raised: [Int64] = try await serialized(event.userAnonymizedID) { tx -> [Int64] in
             guard try await UserAnonymized.find(event.userAnonymizedID, on: tx) != nil else { throw YonaError(.userNotFound) }
             guard let device = try await DeviceAnonymized.query(on: tx)
                 .filter(\.$userAnonymized.$id == event.userAnonymizedID)
@@ -64,6 +65,8 @@ struct AnalysisService: Sendable {
             }
             return raised
         }
+        metrics?.analyzerEvent(conflicts: raised.count)
+        return raised
     }
 
     /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either

@@ -1,0 +1,73 @@
+import Fluent
+import Foundation
+import Prometheus
+
+/// The server's Prometheus metrics (operations.md "Observability", push.md "Metrics"). One registry per
+/// application, so tests that run many applications in one process do not share counters.
+final class YonaMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    private static let latencyBuckets: [Duration] = [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
+                                                     .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10)]
+
+    private func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "yona", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    func request(route: String, method: String, status: UInt, duration: Duration) {
+        registry.makeCounter(descriptor: name("http_requests", "total", "HTTP requests by route pattern, method and status"),
+                             labels: [("route", route), ("method", method), ("status", String(status))]).increment()
+        registry.makeDurationHistogram(descriptor: name("http_request_duration", "seconds", "HTTP request latency by route pattern"),
+                                       labels: [("route", route)], buckets: Self.latencyBuckets).record(duration)
+    }
+
+    func push(outcome: String, errorCode: String) {
+        registry.makeCounter(descriptor: name("pushes", "total", "Push attempts by outcome and provider error code"),
+                             labels: [("outcome", outcome), ("error_code", errorCode)]).increment()
+    }
+
+    func pushRetry() {
+        registry.makeCounter(descriptor: name("push_retries", "total", "Pushes put back for a later attempt")).increment()
+    }
+
+    func tokenCleared(reason: String) {
+        registry.makeCounter(descriptor: name("push_tokens_cleared", "total", "Instance IDs cleared, by reason"),
+                             labels: [("reason", reason)]).increment()
+    }
+
+    func fcmRequest(duration: Duration) {
+        registry.makeDurationHistogram(descriptor: name("fcm_request_duration", "seconds", "FCM messages:send latency"),
+                                       labels: [], buckets: Self.latencyBuckets).record(duration)
+    }
+
+    func oauthRefresh() {
+        registry.makeCounter(descriptor: name("fcm_oauth_refreshes", "total", "FCM access tokens obtained")).increment()
+    }
+
+    func analyzerEvent(conflicts: Int) {
+        registry.makeCounter(descriptor: name("analyzer_events", "total", "Activity events recorded")).increment()
+        if conflicts > 0 {
+            registry.makeCounter(descriptor: name("goal_conflict_messages", "total", "Goal-conflict messages raised (own and buddy copies)"))
+                .increment(by: Int64(conflicts))
+        }
+    }
+
+    func keyDerivation(duration: Duration) {
+        registry.makeDurationHistogram(descriptor: name("kdf_duration", "seconds", "Argon2id key-derivation time"),
+                                       labels: [], buckets: [.milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+                                                             .milliseconds(500), .seconds(1), .seconds(2)]).record(duration)
+    }
+
+    /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.
+    func refreshOutboxGauges(on db: any Database, now: Date = Date()) async throws {
+        let open = try await PendingPush.query(on: db)
+            .filter(\.$state ~~ [PendingPush.State.pending.rawValue, PendingPush.State.claimed.rawValue])
+        let depth = try await open.count()
+        let oldest = try await open.sort(\.$createdAt).first()?.createdAt
+        registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))
+        registry.makeGauge(descriptor: name("push_oldest_pending", "seconds", "Age of the oldest unfinished outbox row"))
+            .set(to: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+    }
+
+    func exposition() -> String { registry.emitToString() }
+}
