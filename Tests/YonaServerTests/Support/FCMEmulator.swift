@@ -15,6 +15,9 @@ final class FCMEmulator: Sendable {
         var received: [String: [Data]] = [:]
         var expired: Set<String> = []
         var sendCount = 0
+        /// While set, every send waits (like a Firebase that stopped answering) and is then dropped unrecorded.
+        var hanging = false
+        var hungRequests = 0
     }
 
     let app: Application
@@ -66,6 +69,9 @@ final class FCMEmulator: Sendable {
         FileManager.default.createFile(atPath: path, contents: try JSONSerialization.data(withJSONObject: json))
         return path
     }
+
+    func setHanging(_ hanging: Bool) { state.withLockedValue { $0.hanging = hanging } }
+    var hungRequests: Int { state.withLockedValue { $0.hungRequests } }
 
     func messages(to token: String) -> [Data] { state.withLockedValue { $0.received[token] ?? [] } }
     var refreshes: Int { state.withLockedValue { $0.refreshes } }
@@ -119,6 +125,11 @@ final class FCMEmulator: Sendable {
             return Self.error(400, "INVALID_ARGUMENT", details: [
                 ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"],
                 ["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [["field": "message", "description": violations.joined(separator: "; ")]]]])
+        }
+        if state.withLockedValue({ $0.hanging }) {
+            state.withLockedValue { $0.hungRequests += 1 }
+            while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
+            return Self.error(503, "UNAVAILABLE", details: [])
         }
         let token = ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])
             .flatMap { ($0["message"] as? [String: Any])?["token"] as? String } ?? ""

@@ -20,7 +20,7 @@ func randomMobileNumber() -> String {
     "+316" + String(format: "%08u", UInt32.random(in: 0..<100_000_000))
 }
 
-extension TestServer {
+extension APIDriving {
     /// Creates (and by default confirms) a user with distinctive names.
     func createUser(firstName: String = "Fn\(UInt32.random(in: 100_000...999_999))",
                     nickname: String = "Nick\(UInt32.random(in: 100_000...999_999))",
@@ -44,7 +44,7 @@ extension TestServer {
     }
 }
 
-extension TestServer {
+extension APIDriving {
     /// The anonymized id and device index of a user's first device, as the classifier is configured with them.
     func vpnLogin(_ user: TestUser, device: Int = 0) async throws -> (userAnonymizedID: String, deviceIndex: Int) {
         let profile = try await request(.GET, user.profilePath, headers: user.passwordHeader)

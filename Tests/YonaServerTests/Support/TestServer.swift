@@ -27,7 +27,7 @@ struct TestSetupError: Error, CustomStringConvertible {
 }
 
 /// A real server on a loopback port over a fresh, real database, driven over real HTTP.
-final class TestServer: Sendable {
+final class TestServer: APIDriving {
     let app: Application
     let baseURL: String
     let database: TestDatabase
@@ -105,35 +105,12 @@ final class TestServer: Sendable {
     static let internalToken = "test-internal-token-0123456789"
     static var bearer: [(String, String)] { [("Authorization", "Bearer \(internalToken)")] }
 
-    private static let errorSchema = try! JSONSchema.load("error.schema.json")
-
     func stop() async {
         await app.server.shutdown()
         try? await app.asyncShutdown()
         await cleanup()
     }
 
-    /// Sends one request and collects the whole answer.
-    func request(_ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
-                 json: Any? = nil, body: Data? = nil, contentType: String? = "application/json") async throws -> APIResponse {
-        var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
-        request.method = method
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let payload = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? body
-        if let payload {
-            if let contentType { request.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
-            request.body = .bytes(ByteBuffer(data: payload))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
-        let answer = APIResponse(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
-        if answer.status >= 400 {
-            // Every error any test provokes must match the contract's error body.
-            let violations = Self.errorSchema.violations(of: answer.body)
-            #expect(violations.isEmpty, "error body of \(method) \(path) violates Schemas/error.schema.json: \(violations)")
-        }
-        return answer
-    }
 }
 
 /// Runs `body` against a fresh server and always tears it down.
@@ -211,5 +188,53 @@ enum PostgresAdmin {
             throw TestSetupError(description: "\(name) failed: \(String(decoding: errors, as: UTF8.self))")
         }
         return data
+    }
+}
+
+/// Anything the tests talk to over HTTP: an in-process `TestServer` or a server running as its own process.
+protocol APIDriving: Sendable {
+    var baseURL: String { get }
+}
+
+private let errorSchema = try! JSONSchema.load("error.schema.json")
+
+extension APIDriving {
+    /// Sends one request and collects the whole answer.
+    func request(_ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
+                 json: Any? = nil, body: Data? = nil, contentType: String? = "application/json") async throws -> APIResponse {
+        var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let payload = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? body
+        if let payload {
+            if let contentType { request.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
+            request.body = .bytes(ByteBuffer(data: payload))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        let answer = APIResponse(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+        if answer.status >= 400 {
+            // Every error any test provokes must match the contract's error body.
+            let violations = errorSchema.violations(of: answer.body)
+            #expect(violations.isEmpty, "error body of \(method) \(path) violates Schemas/error.schema.json: \(violations)")
+        }
+        return answer
+    }
+}
+
+/// A server started as a separate process, reached only over HTTP.
+struct TestServerProbe: APIDriving {
+    let baseURL: String
+
+    static func status(_ url: String) async throws -> Int {
+        Int(try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(2)).status.code)
+    }
+
+    static func freePort() throws -> Int {
+        let output = try PostgresAdmin.tool("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"])
+        guard let port = Int(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestSetupError(description: "no free port")
+        }
+        return port
     }
 }

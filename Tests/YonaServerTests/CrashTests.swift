@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// push.md "A crash or restart loses nothing": the real `yona-server` executable is killed with SIGKILL while
+/// Firebase hangs, then restarted; the claimed push is sent again after its lease, exactly once.
+@Suite struct CrashTests {
+    final class ServerProcess {
+        let process = Process()
+
+        init(environment: [String: String]) throws {
+            let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent("yona-server") }
+            guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+                throw TestSetupError(description: "yona-server executable not found next to the test bundle")
+            }
+            process.executableURL = executable
+            process.arguments = ["serve"]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        func kill9() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    static func waitUntilHealthy(_ base: String) async throws {
+        for _ in 0..<200 {
+            if let status = try? await TestServerProbe.status("\(base)/health"), status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestSetupError(description: "yona-server did not come up")
+    }
+
+    @Test func aKilledServerLosesNoPushAndSendsNoneTwice() async throws {
+        // setup: an emulator, a database file, and the server as a real process
+        let emulator = try await FCMEmulator.start()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let port = try TestServerProbe.freePort()
+        let base = "http://127.0.0.1:\(port)"
+        let environment = [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(),
+            "YONA_FCM_ENDPOINT": emulator.baseURL, "YONA_PUSH_LEASE_SECONDS": "2", "YONA_LOG_LEVEL": "warning",
+            "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
+        ]
+        var server = try ServerProcess(environment: environment)
+        try await Self.waitUntilHealthy(base)
+        let client = TestServerProbe(baseURL: base)
+
+        // a user with a danger zone and a phone; Firebase stops answering; the visit is reported
+        let user = try await client.createUser(extra: BuddyTests.phone("ok-crash"))
+        try await client.addNoGoGoal(user, category: GoalsTests.gambling)
+        let (anonymizedID, _) = try await client.vpnLogin(user)
+        emulator.setHanging(true)
+        let posted = try await client.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/crash")
+        #expect(posted.status == 204)
+        for _ in 0..<50 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(emulator.hungRequests == 1, "the worker has claimed the row and is waiting on Firebase")
+
+        // act: kill -9, Firebase recovers, restart
+        server.kill9()
+        emulator.setHanging(false)
+        #expect(emulator.messages(to: "ok-crash").isEmpty)
+        server = try ServerProcess(environment: environment)
+        try await Self.waitUntilHealthy(base)
+
+        // check: after the lease the push goes out, once
+        for _ in 0..<100 where emulator.messages(to: "ok-crash").isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await Task.sleep(for: .seconds(3))
+        #expect(emulator.messages(to: "ok-crash").count == 1)
+        server.kill9()
+        await emulator.stop()
+    }
+}
