@@ -13,9 +13,11 @@ public enum Entrypoint {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(2)
         }
+        // The level is read here too, before .env is loaded, so start-up chatter follows YONA_LOG_LEVEL.
+        let level = ProcessInfo.processInfo.environment["YONA_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
-            handler.logLevel = .trace
+            handler.logLevel = level
             return handler
         }
         let app: Application

@@ -8,13 +8,18 @@ import Testing
     final class ServerProcess {
         let process = Process()
 
-        init(environment: [String: String]) throws {
+        /// The `yona-server` that `swift build --build-tests` put next to the test bundle.
+        static func executable() throws -> URL {
             let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent("yona-server") }
             guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
                 throw TestSetupError(description: "yona-server executable not found next to the test bundle")
             }
-            process.executableURL = executable
+            return executable
+        }
+
+        init(environment: [String: String]) throws {
+            process.executableURL = try Self.executable()
             process.arguments = ["serve"]
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = FileHandle.nullDevice
