@@ -77,12 +77,7 @@ import Testing
     @Test(arguments: TestDatabase.available)
     func theOutboxRetriesAndGivesUpAsTheTableSays(db: TestDatabase) async throws {
         let emulator = try await FCMEmulator.start()
-        let account = try emulator.serviceAccountFile()
-        try await withServer(db, adjust: {
-            $0.pushProvider = "fcm"
-            $0.fcmServiceAccountPath = account
-            $0.fcmEndpoint = emulator.baseURL
-        }) { server in
+        try await withServer(db, adjust: try emulator.configure(workers: false)) { server in
             let owner = try await server.createUser()
             let (ua, _) = try await server.vpnLogin(owner)
             let now = Date()
@@ -142,13 +137,7 @@ import Testing
     @Test(arguments: TestDatabase.available)
     func conflictPushesReachFirebase(db: TestDatabase) async throws {
         let emulator = try await FCMEmulator.start()
-        let account = try emulator.serviceAccountFile()
-        try await withServer(db, adjust: {
-            $0.pushProvider = "fcm"
-            $0.fcmServiceAccountPath = account
-            $0.fcmEndpoint = emulator.baseURL
-            $0.push.workersEnabled = true
-        }) { server in
+        try await withServer(db, adjust: try emulator.configure(workers: true)) { server in
             let richard = try await server.createUser(nickname: "Dad", extra: BuddyTests.phone("ok-richard"))
             let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobby", extra: BuddyTests.phone("ok-bob"))
             try await BuddyTests.connect(server, richard: richard, bob: bob)

@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import NIOConcurrencyHelpers
 import Vapor
+@testable import YonaServer
 
 /// A local stand-in for Firebase over real HTTP (push.md "Providers"): an OAuth token endpoint that checks the
 /// service account's RS256 JWT, and `messages:send` with bearer check, strict payload validation against
@@ -72,6 +73,17 @@ final class FCMEmulator: Sendable {
 
     func setHanging(_ hanging: Bool) { state.withLockedValue { $0.hanging = hanging } }
     var hungRequests: Int { state.withLockedValue { $0.hungRequests } }
+
+    /// Points a test server's push provider at this emulator.
+    func configure(workers: Bool) throws -> (inout AppConfig) -> Void {
+        let account = try serviceAccountFile()
+        return { config in
+            config.pushProvider = "fcm"
+            config.fcmServiceAccountPath = account
+            config.fcmEndpoint = self.baseURL
+            config.push.workersEnabled = workers
+        }
+    }
 
     func messages(to token: String) -> [Data] { state.withLockedValue { $0.received[token] ?? [] } }
     var refreshes: Int { state.withLockedValue { $0.refreshes } }
