@@ -122,7 +122,9 @@ extension Application {
     }
 
     var pushDispatcher: PushDispatcher {
-        PushDispatcher(db: db, provider: yona.pushProvider, settings: yona.config.push,
+        var settings = yona.config.push
+        settings.recordDeliveries = yona.config.testServer
+        return PushDispatcher(db: db, provider: yona.pushProvider, settings: settings,
                        publicBaseURL: yona.config.pushBaseURL, skipLocked: usesPostgres, logger: logger, metrics: yona.metrics)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `GET /metrics`: Prometheus text exposition (counts and durations only, nothing personal).

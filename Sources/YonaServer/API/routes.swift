@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// Every route of the server, grouped by area.

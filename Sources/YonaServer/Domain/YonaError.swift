@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one error type of the product. Domain code throws it; the API maps it to the wire in one place.
 struct YonaError: Error, Equatable, Sendable {
     let code: ErrorCode

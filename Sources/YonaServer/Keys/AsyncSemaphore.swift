@@ -1,3 +1,4 @@
+import Foundation
 import NIOConcurrencyHelpers
 
 /// A counting semaphore for async code: waiters queue in order and resume as permits come back.

@@ -13,6 +13,8 @@ struct PushSettings: Sendable {
     var tokenStaleDays: Int = 60
     var pollInterval: TimeInterval = 0.5
     var workersEnabled = true
+    /// Keep the last data map per token for `/test/firebase/messages/last/{instanceId}` (test servers only).
+    var recordDeliveries = false
 }
 
 /// Drains the push outbox: claims due rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so any number of
@@ -60,17 +62,26 @@ struct PushDispatcher: Sendable {
         guard !claimed.isEmpty else { return 0 }
         let tokens = try await DeviceAnonymized.query(on: db).filter(\.$id ~~ claimed.map(\.deviceID)).all()
             .reduce(into: [UUID: String]()) { map, device in if let token = device.firebaseInstanceID { map[device.id!] = token } }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let delivered = try await withThrowingTaskGroup(of: UUID?.self) { group in
             var inFlight = 0
+            var delivered: [UUID] = []
             for row in claimed {
                 if inFlight >= settings.concurrency {
-                    try await group.next()
+                    if let id = try await group.next() ?? nil { delivered.append(id) }
                     inFlight -= 1
                 }
-                group.addTask { try await deliver(row, token: tokens[row.deviceID]) }
+                group.addTask { try await deliver(row, token: tokens[row.deviceID]) ? row.id : nil }
                 inFlight += 1
             }
-            try await group.waitForAll()
+            for try await id in group { if let id { delivered.append(id) } }
+            return delivered
+        }
+        // The common outcome is finished for the whole round in one statement.
+        if !delivered.isEmpty, let sql = db as? any SQLDatabase {
+            try await sql.raw("""
+                UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, claimed_until = NULL, last_error = NULL
+                WHERE id IN (\(binds: delivered))
+                """).run()
         }
         return claimed.count
     }
@@ -111,12 +122,14 @@ struct PushDispatcher: Sendable {
         }
     }
 
-    private func deliver(_ row: Claimed, token: String?) async throws {
+    /// Sends one claimed row and records any outcome but success; returns whether it was delivered (the
+    /// caller marks delivered rows sent in one statement).
+    private func deliver(_ row: Claimed, token: String?) async throws -> Bool {
         guard let token else {
             // The app's token was cleared (or the device went): nothing to send until it sends a new one.
             try await finish(row, state: .failed, error: "NO_TOKEN")
             metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")
-            return
+            return false
         }
         let message = PushMessage.make(token: token, messageID: row.messageID, publicBaseURL: publicBaseURL)
         let outcome = await provider.send(message)
@@ -124,8 +137,8 @@ struct PushDispatcher: Sendable {
         switch outcome {
         case .delivered:
             metrics?.push(outcome: "sent", errorCode: "")
-            try await finish(row, state: .sent, error: nil)
-            try await recordDelivery(token: token, data: message.data, at: now)
+            if settings.recordDeliveries { try await recordDelivery(token: token, data: message.data, at: now) }
+            return true
         case .retry(let after, let quota, let code):
             let exponential = settings.backoffSeconds * pow(2, Double(row.attempts)) * Double.random(in: 0.5...1.5)
             var delay = max(after ?? 0, exponential)
@@ -159,6 +172,7 @@ struct PushDispatcher: Sendable {
             metrics?.push(outcome: "rejected", errorCode: code)
             try await finish(row, state: .failed, error: code)
         }
+        return false
     }
 
     private func finish(_ row: Claimed, state: PendingPush.State, error: String?) async throws {

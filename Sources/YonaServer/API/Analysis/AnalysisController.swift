@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// The analyzer API (internal token): what the network classifier reports.

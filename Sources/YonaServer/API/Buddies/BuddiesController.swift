@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `/users/{u}/buddies/...`: inviting, listing and removing buddies.

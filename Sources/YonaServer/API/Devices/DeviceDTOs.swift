@@ -1,3 +1,5 @@
+import Foundation
+
 /// `PUT /users/{u}/devices/{d}` body: a (new) name and, optionally, the app's current Instance ID.
 struct UpdateDeviceRequest: StrictBody {
     let name: String?

@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `/users/{u}/devices/...`: the owner's devices, the Instance ID the app sends, app-opened events, and

@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `/newDeviceRequests/{mobileNumber}`: the existing phone leaves the password under a one-time password;

@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `/users/{u}/goals/...`: budget and time-zone goals; 0 minutes is a no-go goal.

@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `/users/{u}/messages/...` and the user-less `/messages/{id}` that pushes point at.

@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// Access log that names the route pattern (`/users/:userID`), never the concrete path, so mobile numbers,

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The locales the server speaks; picked from `Accept-Language`, falling back to en-US.
 enum YonaLocale: String, Sendable, CaseIterable {
     case enUS = "en-US"

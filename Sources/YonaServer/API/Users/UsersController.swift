@@ -1,3 +1,4 @@
+import Foundation
 import Vapor
 
 /// `/users/...`: create, confirm, read, change and delete a user.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A mobile number in the international form the apps send (`+31612345678`), checked as Yona does:
 /// `^\+[1-9][0-9]+$`, and no trunk `0` right after the country code (`+310612...` is refused).
 struct MobileNumber: Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Operating systems a device can report; `UNKNOWN` only for the default device made without device fields.
 enum OperatingSystem: String, Codable, Sendable {
     case android = "ANDROID"

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Sends texts to mobile numbers. Implementations must never log a number or a code.

@@ -1,3 +1,4 @@
+import Foundation
 import Fluent
 
 /// The locale the app last opened with, so content-free pushes and system messages can pick a language.

@@ -1,3 +1,4 @@
+import Foundation
 import Fluent
 
 /// Claims with a lease (a crashed worker's rows are claimed again) and the outcome of the last attempt.

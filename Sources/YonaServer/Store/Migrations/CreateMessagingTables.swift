@@ -1,3 +1,4 @@
+import Foundation
 import Fluent
 
 /// Inbox keys: the named inbox (identity side, for messages between identities) and the anonymous inbox

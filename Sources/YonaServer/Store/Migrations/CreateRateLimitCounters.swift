@@ -1,3 +1,4 @@
+import Foundation
 import Fluent
 
 /// Fixed-window counters shared by every instance on one database. `bucket` is a hash, never a number or address.

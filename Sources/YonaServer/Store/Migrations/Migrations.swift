@@ -1,3 +1,4 @@
+import Foundation
 import Fluent
 
 /// Every schema change, in the order it is applied. Append only.
@@ -23,5 +24,6 @@ enum YonaMigrations {
         AddClaimToPushOutbox(),
         CreatePushDeliveries(),
         AddNotificationSettingsToDevicesAnonymized(),
+        AddPushOutboxIndexes(),
     ]
 }
