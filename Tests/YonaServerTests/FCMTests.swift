@@ -114,6 +114,32 @@ import Testing
         await emulator.stop()
     }
 
+    /// A dead-token answer clears the token only if the app has not sent a new one meanwhile (compare-and-set).
+    @Test(arguments: TestDatabase.available)
+    func aTokenReplacedWhileItsPushWasInFlightSurvives(db: TestDatabase) async throws {
+        let emulator = try await FCMEmulator.start()
+        try await withServer(db, adjust: try emulator.configure(workers: false)) { server in
+            let user = try await server.createUser(extra: BuddyTests.phone("unregistered-old"))
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+            let device = try #require(try await DeviceAnonymized.query(on: server.app.db).filter(\.$firebaseInstanceID == "unregistered-old").first())
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 77, now: Date().addingTimeInterval(-1)).create(on: server.app.db)
+            // the push is in flight with the old token when the app sends a new one
+            emulator.setHanging(true, thenAnswer: true)
+            let drain = Task { try await server.app.pushDispatcher.drainOnce() }
+            for _ in 0..<50 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(emulator.hungRequests == 1)
+            _ = try await server.request(.PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
+                                         json: ["name": "Phone", "firebaseInstanceId": "ok-new"])
+            emulator.setHanging(false)
+            #expect(try await drain.value == 1)
+            // the old token's UNREGISTERED did not wipe the new one
+            let (_, after) = try await DevicesTests.firstDevice(server, user)
+            #expect(after["firebaseInstanceId"] as? String == "ok-new")
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$messageID == 77).first()?.lastError == "UNREGISTERED")
+        }
+        await emulator.stop()
+    }
+
     @Test func retryAfterInSecondsOrAsAnHTTPDate() {
         #expect(FCMPushProvider.retryAfter("120") == 120)
         let inTwoMinutes = Date().addingTimeInterval(120)

@@ -19,6 +19,8 @@ final class FCMEmulator: Sendable {
         /// While set, every send waits (like a Firebase that stopped answering) and is then dropped unrecorded.
         var hanging = false
         var hungRequests = 0
+        /// Whether a request held while hanging is answered normally afterwards (else dropped with a 503).
+        var answerAfterHang = false
     }
 
     let app: Application
@@ -71,7 +73,12 @@ final class FCMEmulator: Sendable {
         return path
     }
 
-    func setHanging(_ hanging: Bool) { state.withLockedValue { $0.hanging = hanging } }
+    func setHanging(_ hanging: Bool, thenAnswer: Bool = false) {
+        state.withLockedValue {
+            $0.hanging = hanging
+            if hanging { $0.answerAfterHang = thenAnswer }
+        }
+    }
     var hungRequests: Int { state.withLockedValue { $0.hungRequests } }
 
     /// Points a test server's push provider at this emulator.
@@ -141,7 +148,7 @@ final class FCMEmulator: Sendable {
         if state.withLockedValue({ $0.hanging }) {
             state.withLockedValue { $0.hungRequests += 1 }
             while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
-            return Self.error(503, "UNAVAILABLE", details: [])
+            if !state.withLockedValue({ $0.answerAfterHang }) { return Self.error(503, "UNAVAILABLE", details: []) }
         }
         let token = ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])
             .flatMap { ($0["message"] as? [String: Any])?["token"] as? String } ?? ""
