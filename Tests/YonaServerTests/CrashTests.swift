@@ -65,7 +65,7 @@ import Testing
         emulator.setHanging(true)
         let posted = try await client.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/crash")
         #expect(posted.status == 204)
-        for _ in 0..<50 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
         #expect(emulator.hungRequests == 1, "the worker has claimed the row and is waiting on Firebase")
 
         // act: kill -9, Firebase recovers, restart

@@ -126,7 +126,7 @@ import Testing
             // the push is in flight with the old token when the app sends a new one
             emulator.setHanging(true, thenAnswer: true)
             let drain = Task { try await server.app.pushDispatcher.drainOnce() }
-            for _ in 0..<50 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            for _ in 0..<200 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(50)) }
             #expect(emulator.hungRequests == 1)
             _ = try await server.request(.PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
                                          json: ["name": "Phone", "firebaseInstanceId": "ok-new"])
