@@ -47,6 +47,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.middleware.use(AppVersionHeaderMiddleware())
 
     app.asyncCommands.use(PushTestCommand(), as: "push-test")
+    app.asyncCommands.use(SimulateCommand(), as: "simulate")
     app.lifecycle.use(NewDeviceRequestPurger())
     app.lifecycle.use(PushWorker { app in app.pushDispatcher })
     routes(app)

@@ -35,6 +35,29 @@ import Testing
         await emulator.stop()
     }
 
+    @Test func simulateConflictPostsAsTheClassifierWould() async throws {
+        try await withServer(.sqlite) { server in
+            // setup: a user with a danger zone, made through the API of an in-process server on the same file
+            let user = try await server.createUser()
+            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+            let (ua, index) = try await server.vpnLogin(user)
+            let environment = ["YONA_DATABASE_URL": "sqlite://\(server.databaseLocation)", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+                               "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false"]
+            // act
+            let (status, output) = try Self.run(["simulate", "conflict", "--vpn-login-id", "\(ua)$\(index)", "--category", "gambling",
+                                                 "--url", "https://poker.example/demo"], environment: environment)
+            // check
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("goal-conflict messages raised: 1"))
+            let messages = try await server.messages(user)
+            #expect(messages.first?["url"] as? String == "https://poker.example/demo")
+            let (bad, badOutput) = try Self.run(["simulate", "conflict", "--vpn-login-id", "nonsense", "--category", "gambling"],
+                                                environment: environment)
+            #expect(bad != 0)
+            #expect(badOutput.contains("--vpn-login-id must look like"))
+        }
+    }
+
     @Test func badConfigurationStopsWithOneLineNamingTheVariable() throws {
         let (status, output) = try Self.run(["serve"], environment: ["YONA_PORT": "eighty"])
         #expect(status != 0)
