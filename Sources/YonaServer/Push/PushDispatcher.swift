@@ -77,8 +77,8 @@ struct PushDispatcher: Sendable {
             return delivered
         }
         // The common outcome is finished for the whole round in one statement.
-        if !delivered.isEmpty, let sql = db as? any SQLDatabase {
-            try await sql.raw("""
+        if !delivered.isEmpty {
+            try await db.sql.raw("""
                 UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, claimed_until = NULL, last_error = NULL
                 WHERE id IN (\(binds: delivered))
                 """).run()
@@ -87,7 +87,6 @@ struct PushDispatcher: Sendable {
     }
 
     private func claim(now: Date, limit: Int) async throws -> [Claimed] {
-        guard let sql = db as? any SQLDatabase else { return [] }
         // A cheap read first, so an idle worker does not take the write lock on every poll.
         let due = try await PendingPush.query(on: db)
             .group(.or) { either in
@@ -97,7 +96,7 @@ struct PushDispatcher: Sendable {
             .count()
         guard due > 0 else { return [] }
         let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
-        let rows = try await sql.raw("""
+        let rows = try await db.sql.raw("""
             UPDATE push_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
             WHERE id IN (
                 SELECT p.id FROM push_outbox p

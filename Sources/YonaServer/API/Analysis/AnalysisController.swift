@@ -10,7 +10,7 @@ enum AnalysisController {
     /// The app's own report (with the Yona password, not the internal token): app usage on the phone,
     /// with the phone's clock corrected by the offset between `deviceDateTime` and the server's time.
     @Sendable static func appActivity(req: Request) async throws -> HTTPStatus {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         let device = try await req.devices.device(try req.uuidParameter("deviceID"), of: user)
         let body = try req.decodeStrict(AppActivityRequest.self)
         guard let deviceTime = YonaDateFormat.parseTimestamp(try requireText(body.deviceDateTime)) else { throw YonaError(.invalidJSON) }

@@ -12,20 +12,20 @@ enum BuddiesController {
     }
 
     @Sendable static func list(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         let items = user.privateData.buddies.map { req.rendering.buddy($0, of: user, topLevel: false) }
         return try .hal(HALCollection(rel: "yona:buddies", items: items, links: HALLinks(self: req.rendering.links.buddies(user.id))))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         let buddyID = try req.uuidParameter("buddyID")
         guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
         return try .hal(req.rendering.buddy(buddy, of: user, topLevel: true))
     }
 
     @Sendable static func create(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(BuddyRequestBody.self)
         guard let invited = body._embedded?.user else { throw YonaError(.missingProperty) }
         let (updated, buddy) = try await req.buddies.request(
@@ -36,13 +36,9 @@ enum BuddiesController {
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         _ = try await req.buddies.remove(try req.uuidParameter("buddyID"), of: user, reason: "USER_REMOVED_BUDDY",
                                          text: req.query[String.self, at: "message"])
         return .noContent
-    }
-
-    private static func unlock(_ req: Request) async throws -> UnlockedUser {
-        try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
     }
 }

@@ -18,7 +18,7 @@ enum DevicesController {
     }
 
     @Sendable static func list(req: Request) async throws -> Response {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         let items = try await req.users.devices(of: user).map {
             req.rendering.ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false)
@@ -27,7 +27,7 @@ enum DevicesController {
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         let device = try await req.devices.device(deviceID, of: user)
@@ -35,7 +35,7 @@ enum DevicesController {
     }
 
     @Sendable static func update(req: Request) async throws -> Response {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
         let body = try req.decodeStrict(UpdateDeviceRequest.self)
         let name = try NewDevice.validName(try requireText(body.name))
@@ -47,13 +47,13 @@ enum DevicesController {
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         try await req.devices.delete(try req.uuidParameter("deviceID"), of: user)
         return .noContent
     }
 
     @Sendable static func openApp(req: Request) async throws -> HTTPStatus {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
         let body = try req.decodeStrict(OpenAppRequest.self)
         guard let appVersionCode = body.appVersionCode else { throw YonaError(.missingProperty) }

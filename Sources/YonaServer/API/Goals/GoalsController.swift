@@ -13,18 +13,18 @@ enum GoalsController {
     }
 
     @Sendable static func list(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         let items = try await req.goals.goals(of: user).map { req.rendering.goal($0, of: user, topLevel: false) }
         return try .hal(HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: req.rendering.links.goals(user.id))))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         return try .hal(req.rendering.goal(try await req.goals.goal(try req.uuidParameter("goalID"), of: user), of: user, topLevel: true))
     }
 
     @Sendable static func create(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(GoalRequest.self)
         let goal = try await req.goals.add(try body.spec(), categoryID: try body.categoryID(), to: user,
                                            creationTime: try body.creationTime(testServer: req.application.yona.config.testServer))
@@ -32,7 +32,7 @@ enum GoalsController {
     }
 
     @Sendable static func update(req: Request) async throws -> Response {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         let goalID = try req.uuidParameter("goalID")
         let body = try req.decodeStrict(GoalRequest.self)
         let goal = try await req.goals.update(goalID, of: user, to: try body.spec(), categoryID: try body.categoryID())
@@ -40,12 +40,8 @@ enum GoalsController {
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
-        let user = try await unlock(req)
+        let user = try await req.unlockPathUser()
         try await req.goals.delete(try req.uuidParameter("goalID"), of: user)
         return .noContent
-    }
-
-    private static func unlock(_ req: Request) async throws -> UnlockedUser {
-        try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
     }
 }

@@ -21,4 +21,9 @@ extension Request {
     }
 
     var yonaPasswordHeader: String? { headers.first(name: "Yona-Password") }
+
+    /// The user named by the `userID` path parameter, unlocked with this request's `Yona-Password`.
+    func unlockPathUser() async throws -> UnlockedUser {
+        try await users.unlock(userID: try uuidParameter("userID"), passwordHeader: yonaPasswordHeader)
+    }
 }

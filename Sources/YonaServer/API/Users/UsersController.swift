@@ -52,20 +52,20 @@ enum UsersController {
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         try await req.users.delete(user)
         return .noContent
     }
 
     @Sendable static func confirmMobileNumber(req: Request) async throws -> Response {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(ConfirmationCodeRequest.self)
         let confirmed = try await req.users.confirmMobileNumber(user, code: body.code)
         return try await req.ownUserResponse(confirmed, password: req.yonaPasswordHeader, requestingDeviceID: nil)
     }
 
     @Sendable static func resendConfirmationCode(req: Request) async throws -> HTTPStatus {
-        let user = try await req.users.unlock(userID: try req.uuidParameter("userID"), passwordHeader: req.yonaPasswordHeader)
+        let user = try await req.unlockPathUser()
         try await req.limitAttempts(number: user.mobileNumber)
         try await req.users.resendConfirmationCode(user)
         return .noContent

@@ -16,7 +16,7 @@ struct RateLimiter: Sendable {
 
     /// Counts one attempt in each limit's bucket and refuses with 429 and `Retry-After` when any is exceeded.
     func hit(_ limits: [(Limit, String)], now: Date = Date()) async throws {
-        guard let sql = db as? any SQLDatabase else { fatalError("Yona needs an SQL database") }
+        let sql = db.sql
         for (limit, subject) in limits {
             let seconds = Int64(now.timeIntervalSince1970)
             let windowStart = seconds - seconds % Int64(limit.window)
@@ -37,8 +37,7 @@ struct RateLimiter: Sendable {
 
     /// Drops windows that can no longer matter.
     func purge(before: Date) async throws {
-        guard let sql = db as? any SQLDatabase else { return }
-        try await sql.raw("DELETE FROM rate_limit_counters WHERE window_start < \(bind: Int64(before.timeIntervalSince1970))").run()
+        try await db.sql.raw("DELETE FROM rate_limit_counters WHERE window_start < \(bind: Int64(before.timeIntervalSince1970))").run()
     }
 
     static func bucket(_ name: String, _ subject: String) -> String {

@@ -106,13 +106,9 @@ struct NewDeviceRequestService: Sendable {
         }
     }
 
-    private var sql: any SQLDatabase {
-        guard let sql = db as? any SQLDatabase else { fatalError("Yona needs an SQL database") }
-        return sql
-    }
 
     private func stillOpen(requestID: UUID) async throws -> Bool {
-        try await sql.raw("""
+        try await db.sql.raw("""
             SELECT id FROM new_device_requests
             WHERE id = \(bind: requestID) AND failed_attempts < \(bind: Self.maxFailedAttempts)
             """).first() != nil
@@ -120,7 +116,7 @@ struct NewDeviceRequestService: Sendable {
 
     /// Counts a wrong OTP atomically; the fifth destroys the request.
     private func recordFailedAttempt(requestID: UUID) async throws {
-        let row = try await sql.raw("""
+        let row = try await db.sql.raw("""
             UPDATE new_device_requests SET failed_attempts = failed_attempts + 1
             WHERE id = \(bind: requestID) RETURNING failed_attempts
             """).first()

@@ -136,7 +136,7 @@ struct UserService: Sendable {
 
     /// Changes names and number; a new number must be confirmed again.
     func update(_ user: UnlockedUser, firstName: String, lastName: String, nickname: String, mobileNumber: MobileNumber) async throws -> UnlockedUser {
-        var user = try await modifyPrivateData(user) { data in
+        let user = try await modifyPrivateData(user) { data in
             data.firstName = firstName
             data.lastName = lastName
             data.nickname = nickname
@@ -164,14 +164,13 @@ struct UserService: Sendable {
     func modifyPrivateData(_ user: UnlockedUser, on database: (any Database)? = nil,
                            _ change: (inout UserPrivateData) throws -> Void) async throws -> UnlockedUser {
         let database = database ?? db
-        guard let sql = database as? any SQLDatabase else { fatalError("Yona needs an SQL database") }
         var current = user
         for _ in 0..<8 {
             var data = current.privateData
             try change(&data)
             let sealed = try seal(data, key: current.key, userID: current.id).data
             let version = current.record.privateDataVersion
-            let row = try await sql.raw("""
+            let row = try await database.sql.raw("""
                 UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1
                 WHERE id = \(bind: current.id) AND private_data_version = \(bind: version)
                 RETURNING private_data_version
@@ -227,8 +226,7 @@ struct UserService: Sendable {
 
     /// Adds one failure unless the code is already locked; returns the new count, or nil if it was locked.
     private func recordFailedConfirmation(userID: UUID) async throws -> Int? {
-        guard let sql = db as? any SQLDatabase else { fatalError("Yona needs an SQL database") }
-        let row = try await sql.raw("""
+        let row = try await db.sql.raw("""
             UPDATE users SET confirmation_failed_attempts = confirmation_failed_attempts + 1
             WHERE id = \(bind: userID) AND confirmation_failed_attempts < \(bind: Self.maxConfirmationAttempts)
             RETURNING confirmation_failed_attempts
