@@ -36,6 +36,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         sms: LogSMSSender(logger: app.logger),
+        email: LogEmailSender(logger: app.logger, keepLast: config.testServer),
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
         metrics: metrics)
@@ -95,6 +96,7 @@ struct YonaServices: Sendable {
     /// Bearer token of the analyzer and admin APIs.
     let internalToken: String
     let sms: any SMSSender
+    let email: LogEmailSender
     let argon2: Argon2Pool
     let pushProvider: any PushProvider
     let metrics: YonaMetrics
@@ -142,6 +144,16 @@ extension Request {
     var messages: MessageService { MessageService(db: db) }
 
     var buddies: BuddyService { BuddyService(db: db, users: users) }
+
+    var invitations: InvitationService {
+        InvitationService(db: db, users: users, argon2: application.yona.argon2, sms: application.yona.sms, email: application.yona.email)
+    }
+
+    /// What a buddy request needs to invite a number without an account.
+    var inviting: BuddyService.Inviting {
+        let links = rendering.links
+        return BuddyService.Inviting(invitations: invitations) { links.invitation($0, temporaryPassword: $1) }
+    }
 
     var analysis: AnalysisService {
         AnalysisService(db: db, rowLocks: application.usesPostgres, processLock: application.yona.analyzerLock,

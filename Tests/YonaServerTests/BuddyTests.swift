@@ -202,7 +202,6 @@ import Testing
                 ("one-way", invite(randomMobileNumber(), sending: "NOT_REQUESTED"), 400, "error.buddy.only.twoway.buddies.allowed"),
                 ("self", invite(richard.mobileNumber), 400, "error.buddy.cannot.invite.self"),
                 ("existing", invite(bob.mobileNumber), 400, "error.buddy.cannot.invite.existing.buddy"),
-                ("no account yet", invite(randomMobileNumber()), 400, "error.buddy.invitee.not.registered"),
                 ("bad number", invite("0612345678"), 400, "error.user.mobile.number.invalid"),
             ]
             for (name, body, status, code) in cases {

@@ -47,6 +47,19 @@ import Testing
                 urls.append(url)
             }
 
+            // an invited number that has no account yet: the inviter's names for it and the link's temporary password
+            let inviteeFirst = "Invitee\(UInt32.random(in: 100_000...999_999))"
+            let invited = try await server.request(.POST, "\(created[0].user.path)/buddies/", headers: created[0].user.passwordHeader, json: [
+                "_embedded": ["yona:user": ["firstName": inviteeFirst, "lastName": "Lastname\(inviteeFirst)", "mobileNumber": randomMobileNumber(),
+                                            "emailAddress": "\(inviteeFirst)@example.com"]],
+                "message": "Buddy note \(inviteeFirst)", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            try #require(invited.status == 201, "\(invited.text)")
+            let mail = try await server.request(.GET, "/test/emails/last")
+            let mailBody = try #require(mail.json["body"] as? String)
+            let passwordStart = try #require(mailBody.range(of: "tempPassword=")).upperBound
+            let temporaryPassword = String(mailBody[passwordStart...].prefix { $0 != "\"" })
+            try #require(temporaryPassword.count >= 16)
+
             // act: take the dump an attacker would take
             let dump: Data
             switch server.database {
@@ -68,6 +81,9 @@ import Testing
             }
 
             for otp in otps { #expect(dump.range(of: Data(otp.utf8)) == nil, "a one-time password is in the dump") }
+            for secret in [inviteeFirst, "Lastname\(inviteeFirst)", "\(inviteeFirst)@example.com", "Buddy note \(inviteeFirst)", temporaryPassword] {
+                #expect(dump.range(of: Data(secret.utf8)) == nil, "an invitee's name, address, note or temporary password is in the dump")
+            }
             for url in urls { #expect(dump.range(of: Data(url.utf8)) == nil, "a visited URL is in the dump") }
             for host in urls.compactMap({ URL(string: $0)?.host }) {
                 #expect(dump.range(of: Data(host.utf8)) == nil, "a visited host is in the dump")

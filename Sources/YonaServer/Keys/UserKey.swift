@@ -14,6 +14,11 @@ struct UserKey: Sendable {
         key = try KeyedHash.deriveKey(fromSecret: password.bytes, context: context)
     }
 
+    /// The key of an invited user, derived from the low-entropy temporary password with Argon2id.
+    init(temporaryPasswordKey: SymmetricKey) {
+        key = temporaryPasswordKey
+    }
+
     /// Encrypts a field of a record; `field` and `recordID` are the associated data, so a ciphertext
     /// cannot be moved to another column or row.
     func seal(_ plaintext: [UInt8], field: String, recordID: UUID) -> EncryptedBlob {

@@ -22,6 +22,18 @@ struct BuddyRequestBody: StrictBody {
     static let allowedKeys: Set<String> = ["_embedded", "message", "sendingStatus", "receivingStatus"]
 }
 
+/// E-mail addresses of invitees: one `@`, something on both sides, no spaces or angle brackets.
+enum EmailAddress {
+    static func validated(_ raw: String) throws -> String {
+        let parts = raw.split(separator: "@", omittingEmptySubsequences: false)
+        guard raw.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
+              !raw.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || !$0.isASCII }) else {
+            throw YonaError(.invalidEmailAddress)
+        }
+        return raw
+    }
+}
+
 /// A buddy as its owner sees it, with the buddy's user embedded.
 struct BuddyDTO: Encodable, Sendable {
     struct BuddyUser: Encodable, Sendable {

@@ -85,6 +85,13 @@ struct LinkBuilder: Sendable {
         return href
     }
 
+    /// The link an invitee's app opens: the user with the temporary password that unlocks it.
+    func invitation(_ userID: UUID, temporaryPassword: String) -> String {
+        let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        let encoded = temporaryPassword.addingPercentEncoding(withAllowedCharacters: unreserved) ?? temporaryPassword
+        return "\(user(userID, requestingUserID: userID, requestingDeviceID: nil))&tempPassword=\(encoded)"
+    }
+
     func confirmMobileNumber(_ userID: UUID) -> String { "\(user(userID))/confirmMobileNumber" }
     func resendConfirmationCode(_ userID: UUID) -> String { "\(user(userID))/resendMobileNumberConfirmationCode" }
     func messages(_ userID: UUID) -> String { "\(user(userID))/messages/" }

@@ -6,6 +6,15 @@ import Vapor
 enum TestServerController {
     static func register(_ routes: any RoutesBuilder) {
         routes.get("test", "firebase", "messages", "last", ":instanceId", use: lastPush)
+        routes.get("test", "emails", "last", use: lastEmail)
+    }
+
+    /// The last e-mail the server sent (Yona's test endpoint; the invitation link is in `body`).
+    @Sendable static func lastEmail(req: Request) async throws -> Response {
+        guard let email = req.application.yona.email.lastSent else { throw YonaError(.messageNotFound) }
+        let response = Response(status: .ok)
+        try response.content.encode(email, as: .json)
+        return response
     }
 
     /// The last push delivered to an Instance ID, whatever the provider: `{"data": {...}}`.

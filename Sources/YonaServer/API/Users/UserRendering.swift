@@ -31,6 +31,19 @@ struct UserRendering {
             yonaPassword: password, _embedded: embedded, _links: halLinks)
     }
 
+    /// An account a buddy created, as the invitee's app sees it through the invitation link: the inviter's
+    /// names for it and the number, with `edit` pointing at the take-over.
+    func invitedUser(_ user: UnlockedUser, temporaryPassword: String) -> OwnUserDTO {
+        let invitation = links.invitation(user.id, temporaryPassword: temporaryPassword)
+        var halLinks = HALLinks(self: invitation)
+        halLinks.add("edit", invitation)
+        return OwnUserDTO(
+            creationTime: YonaDateFormat.timestamp(user.privateData.creationTime), appLastOpenedDate: nil,
+            firstName: user.privateData.firstName, lastName: user.privateData.lastName,
+            nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
+            yonaPassword: nil, _embedded: nil, _links: halLinks)
+    }
+
     /// A buddy's user as the requester may see it: names, number, nickname and goals, never devices' tokens.
     func buddyUser(_ buddy: PrivateBuddy, goals: [Goal], requester: UnlockedUser) -> BuddyUserDTO {
         let items = goals.map { goal($0, ownerID: buddy.userID, editable: false, topLevel: false) }

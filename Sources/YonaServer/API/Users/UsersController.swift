@@ -25,6 +25,12 @@ enum UsersController {
         let userID = try req.uuidParameter("userID")
         let requestingUserID = try req.requiredUUIDQuery("requestingUserId")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
+        if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
+            guard requestingUserID == userID else { throw YonaError(.userNotFound) }
+            try await req.limitAttempts(number: nil)
+            let invited = try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword)
+            return try .hal(req.rendering.invitedUser(invited, temporaryPassword: temporaryPassword))
+        }
         guard requestingUserID == userID else {
             // Another user is visible only as an accepted buddy, from what the requester's own data holds.
             let requester = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
@@ -42,6 +48,9 @@ enum UsersController {
     @Sendable static func update(req: Request) async throws -> Response {
         let userID = try req.uuidParameter("userID")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
+        if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
+            return try await takeOver(req: req, userID: userID, temporaryPassword: temporaryPassword)
+        }
         let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(UpdateUserRequest.self)
@@ -49,6 +58,15 @@ enum UsersController {
             user, firstName: try requireText(body.firstName), lastName: try requireText(body.lastName),
             nickname: try requireText(body.nickname), mobileNumber: try MobileNumber(try requireText(body.mobileNumber)))
         return try await req.ownUserResponse(updated, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
+    }
+
+    /// `PUT /users/{u}?tempPassword=`: the invitee's app makes an account a buddy created its own.
+    private static func takeOver(req: Request, userID: UUID, temporaryPassword: String) async throws -> Response {
+        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        try await req.limitAttempts(number: nil)
+        let invited = try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword)
+        let (user, password) = try await req.invitations.takeOver(invited, as: new)
+        return try await req.ownUserResponse(user, password: password.wireValue, requestingDeviceID: user.privateData.devices.first?.id)
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {

@@ -10,9 +10,16 @@ struct BuddyService: Sendable {
     let db: any Database
     let users: UserService
 
-    /// Invites an existing user; two-way only.
-    func request(from user: UnlockedUser, firstName: String, lastName: String, mobileNumber: MobileNumber,
-                 message: String?, sendingStatus: String, receivingStatus: String) async throws -> (UnlockedUser, PrivateBuddy) {
+    /// Where a new number is invited: the invitation service and the link that carries the temporary password.
+    struct Inviting: Sendable {
+        let invitations: InvitationService
+        let link: @Sendable (_ inviteeID: UUID, _ temporaryPassword: String) -> String
+    }
+
+    /// Invites a number; two-way only. A number without an account gets one "created on buddy request"
+    /// and an invitation by SMS (and e-mail when an address is given).
+    func request(from user: UnlockedUser, firstName: String, lastName: String, mobileNumber: MobileNumber, emailAddress: String?,
+                 message: String?, sendingStatus: String, receivingStatus: String, inviting: Inviting) async throws -> (UnlockedUser, PrivateBuddy) {
         guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
         guard sendingStatus == Status.requested.rawValue, receivingStatus == Status.requested.rawValue else {
             throw YonaError(.buddyOnlyTwoWay)
@@ -21,23 +28,40 @@ struct BuddyService: Sendable {
         guard !user.privateData.buddies.contains(where: { $0.mobileNumber == mobileNumber.value }) else {
             throw YonaError(.buddyCannotInviteExisting)
         }
-        guard let invitee = try await User.query(on: db).filter(\.$mobileNumber == mobileNumber.value).first() else {
-            throw YonaError(.buddyInviteeNotRegistered)
-        }
+        let existingID = try await User.query(on: db).filter(\.$mobileNumber == mobileNumber.value).first()?.id
+        let invitee = existingID == nil
+            ? try await inviting.invitations.prepare(firstName: firstName, lastName: lastName, mobileNumber: mobileNumber)
+            : nil
+        guard let inviteeID = existingID ?? invitee?.userID else { throw YonaError(.unexpected) }
         let now = Date()
         let buddy = PrivateBuddy(
-            id: UUID(), userID: invitee.id!, firstName: firstName, lastName: lastName, nickname: firstName,
+            id: UUID(), userID: inviteeID, firstName: firstName, lastName: lastName, nickname: firstName,
             mobileNumber: mobileNumber.value, sendingStatus: .requested, receivingStatus: .requested,
             lastStatusChangeTime: now, buddyAnonymizedID: UUID(), buddyUserAnonymizedID: nil)
-        let updated = try await db.transaction { tx in
-            try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: user.privateData.userAnonymizedID, buddyUserAnonymizedID: nil,
-                                      sendingStatus: Status.requested.rawValue, receivingStatus: Status.requested.rawValue).create(on: tx)
-            let updated = try await users.modifyPrivateData(user, on: tx) { $0.buddies.append(buddy) }
-            try await MessageWriter.deliverNamed(to: invitee.id!, on: tx, now: now, MessagePayload(
-                kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
-                buddyAnonymizedID: buddy.buddyAnonymizedID))
-            return updated
+        let updated: UnlockedUser
+        do {
+            updated = try await db.transaction { tx in
+                try await invitee?.insert(on: tx)
+                try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: user.privateData.userAnonymizedID, buddyUserAnonymizedID: nil,
+                                          sendingStatus: Status.requested.rawValue, receivingStatus: Status.requested.rawValue).create(on: tx)
+                let updated = try await users.modifyPrivateData(user, on: tx) { $0.buddies.append(buddy) }
+                try await MessageWriter.deliverNamed(to: inviteeID, on: tx, now: now, MessagePayload(
+                    kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                    status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
+                    buddyAnonymizedID: buddy.buddyAnonymizedID))
+                return updated
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure && invitee != nil {
+            // Someone registered or invited the number meanwhile: invite that account instead.
+            return try await request(from: user, firstName: firstName, lastName: lastName, mobileNumber: mobileNumber,
+                                     emailAddress: emailAddress, message: message, sendingStatus: sendingStatus,
+                                     receivingStatus: receivingStatus, inviting: inviting)
+        }
+        if let invitee {
+            await inviting.invitations.send(BuddyInvitation(
+                inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
+                inviteeFirstName: firstName, inviteeLastName: lastName, message: message,
+                link: inviting.link(invitee.userID, invitee.temporaryPassword)), to: mobileNumber, emailAddress: emailAddress)
         }
         return (updated, buddy)
     }

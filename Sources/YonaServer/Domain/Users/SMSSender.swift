@@ -4,6 +4,8 @@ import Logging
 /// Sends texts to mobile numbers. Implementations must never log a number or a code.
 protocol SMSSender: Sendable {
     func sendConfirmationCode(_ code: String, to number: MobileNumber) async
+    /// The text that invites a number a buddy named; `link` carries the temporary password.
+    func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async
 }
 
 /// The embedded default: records that a text would have gone out, and nothing of what or to whom.
@@ -12,5 +14,9 @@ struct LogSMSSender: SMSSender {
 
     func sendConfirmationCode(_ code: String, to number: MobileNumber) async {
         logger.info("sms: confirmation code sent", metadata: ["sms_provider": "log"])
+    }
+
+    func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async {
+        logger.info("sms: buddy invitation sent", metadata: ["sms_provider": "log"])
     }
 }

@@ -49,7 +49,8 @@ struct UserService: Sendable {
                 ).create(on: tx)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
-            throw YonaError(.userExists)
+            let existing = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first()
+            throw YonaError(existing?.createdOnBuddyRequest == true ? .userExistsCreatedOnBuddyRequest : .userExists)
         }
         await sms.sendConfirmationCode(code, to: new.mobileNumber)
         return (UnlockedUser(record: record, key: key, privateData: privateData), password)
@@ -60,6 +61,7 @@ struct UserService: Sendable {
     func unlock(userID: UUID, passwordHeader: String?) async throws -> UnlockedUser {
         guard let passwordHeader else { throw YonaError(.missingPasswordHeader) }
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
+        guard !record.createdOnBuddyRequest else { throw YonaError(.userCreatedOnBuddyRequest) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
         let user = try await withInboxes(try open(record, key: key))
@@ -67,7 +69,7 @@ struct UserService: Sendable {
     }
 
     /// Decrypts a loaded record; a key that does not open it is a wrong password.
-    private func open(_ record: User, key: UserKey) throws -> UnlockedUser {
+    func open(_ record: User, key: UserKey) throws -> UnlockedUser {
         do {
             let plaintext = try key.open(EncryptedBlob(bytes: Array(record.privateData)), field: Self.privateDataField, recordID: record.id!)
             let privateData = try JSONDecoder().decode(UserPrivateData.self, from: Data(plaintext))
@@ -216,11 +218,11 @@ struct UserService: Sendable {
 
     // MARK: - helpers
 
-    private func seal(_ privateData: UserPrivateData, key: UserKey, userID: UUID) throws -> EncryptedBlob {
+    func seal(_ privateData: UserPrivateData, key: UserKey, userID: UUID) throws -> EncryptedBlob {
         key.seal(Array(try JSONEncoder().encode(privateData)), field: Self.privateDataField, recordID: userID)
     }
 
-    private func newConfirmationCode() -> String {
+    func newConfirmationCode() -> String {
         testServer ? "1234" : String(format: "%04u", SecureRandom.uniform(10_000))
     }
 

@@ -20,6 +20,8 @@ final class User: Model, @unchecked Sendable {
     @Field(key: "confirmation_failed_attempts") var confirmationFailedAttempts: Int
     /// Public key of the named inbox: identities (buddies) seal direct messages to it.
     @OptionalField(key: "named_inbox_public_key") var namedInboxPublicKey: Data?
+    /// Invited by a buddy and not taken over yet: `privateData` is sealed under Argon2id(temporary password).
+    @Field(key: "created_on_buddy_request") var createdOnBuddyRequest: Bool
 
     init() {}
 
@@ -31,5 +33,6 @@ final class User: Model, @unchecked Sendable {
         self.privateData = privateData
         self.privateDataVersion = 0
         self.confirmationFailedAttempts = 0
+        self.createdOnBuddyRequest = false
     }
 }

@@ -25,5 +25,6 @@ enum YonaMigrations {
         CreatePushDeliveries(),
         AddNotificationSettingsToDevicesAnonymized(),
         AddPushOutboxIndexes(),
+        AddCreatedOnBuddyRequestToUsers(),
     ]
 }

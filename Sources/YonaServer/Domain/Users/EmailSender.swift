@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// What an invitation says: who invites, their note, and the link that carries the temporary password.
+struct BuddyInvitation: Sendable {
+    let inviterFirstName: String
+    let inviterLastName: String
+    let inviteeFirstName: String
+    let inviteeLastName: String
+    let message: String?
+    let link: String
+}
+
+/// One e-mail as it would go out.
+struct Email: Sendable, Codable, Equatable {
+    let from: String
+    let to: String
+    let subject: String
+    let body: String
+
+    /// The Yona invitation mail: the app's integration tests find the link after "click <a href=".
+    static func invitation(_ invitation: BuddyInvitation, to address: String) -> Email {
+        let inviter = "\(invitation.inviterFirstName) \(invitation.inviterLastName)"
+        let note = invitation.message.map { "<p>\(Self.escaped($0))</p>\n" } ?? ""
+        return Email(
+            from: "\(inviter) <noreply@yona.nu>",
+            to: "\(invitation.inviteeFirstName) \(invitation.inviteeLastName) <\(address)>",
+            subject: "Become friend of \(inviter) on Yona!",
+            body: """
+                <p>\(Self.escaped(inviter)) invites you to become buddies on Yona.</p>
+                \(note)<p>Install the Yona app. Return to this mail and click <a href="\(Self.escaped(invitation.link))">this link</a> on your phone to accept.</p>
+                """)
+    }
+
+    private static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
+
+/// Sends e-mail. Implementations must never log an address or any content.
+protocol EmailSender: Sendable {
+    func send(_ email: Email) async
+}
+
+/// The embedded default: records that a mail would have gone out, and nothing of what or to whom.
+/// On a test server it also keeps the last mail for `GET /test/emails/last`.
+final class LogEmailSender: EmailSender {
+    private let logger: Logger
+    private let keepLast: Bool
+    private let last = NIOLockedValueBox<Email?>(nil)
+
+    init(logger: Logger, keepLast: Bool) {
+        self.logger = logger
+        self.keepLast = keepLast
+    }
+
+    func send(_ email: Email) async {
+        if keepLast { last.withLockedValue { $0 = email } }
+        logger.info("email: sent", metadata: ["email_provider": "log"])
+    }
+
+    var lastSent: Email? { last.withLockedValue { $0 } }
+}

@@ -1,0 +1,125 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+
+/// Users "created on buddy request". A buddy names a number that has no account; the server makes the
+/// account with a temporary password, seals its private data under Argon2id(temporary password), and sends
+/// the number a link that carries that password. The invitee's app opens the link (`GET ?tempPassword=`)
+/// and takes the account over (`PUT ?tempPassword=`), which re-keys it under a fresh Yona password.
+struct InvitationService: Sendable {
+    static let temporaryPasswordBytes = 12
+
+    let db: any Database
+    let users: UserService
+    let argon2: Argon2Pool
+    let sms: any SMSSender
+    let email: any EmailSender
+
+    /// An invitee account built in memory (the slow key derivation done), ready to insert in the buddy
+    /// request's transaction.
+    struct Invitee: Sendable {
+        let record: User
+        let anonymized: UserAnonymized
+        let temporaryPassword: String
+        var userID: UUID { record.id! }
+
+        /// Inserts the identity row, its anonymized twin and the mandatory goals.
+        func insert(on tx: any Database) async throws {
+            try await record.create(on: tx)
+            try await anonymized.create(on: tx)
+            for goal in try await GoalService.mandatoryGoals(for: anonymized.id!, on: tx, now: Date()) {
+                try await goal.create(on: tx)
+            }
+        }
+    }
+
+    /// Makes the account of an invitee; the inviter's names for it stand until the invitee changes them.
+    func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber) async throws -> Invitee {
+        let temporaryPassword = Base64URL.encode(SecureRandom.bytes(Self.temporaryPasswordBytes))
+        let userID = UUID()
+        let salt = SecureRandom.bytes(PasswordHash.saltLength)
+        let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: salt))
+        let namedInbox = BoxKeyPair.generate()
+        let anonymousInbox = BoxKeyPair.generate()
+        let privateData = UserPrivateData(
+            firstName: firstName, lastName: lastName, nickname: firstName, creationTime: Date(), userAnonymizedID: UUID(),
+            devices: [], namedInboxSecretKey: namedInbox.secretKey.data, anonymousInboxSecretKey: anonymousInbox.secretKey.data)
+        let record = User(id: userID, mobileNumber: mobileNumber.value, keySalt: Data(salt),
+                          privateData: try users.seal(privateData, key: key, userID: userID).data)
+        record.namedInboxPublicKey = Data(namedInbox.publicKey)
+        record.createdOnBuddyRequest = true
+        return Invitee(record: record,
+                       anonymized: UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)),
+                       temporaryPassword: temporaryPassword)
+    }
+
+    /// Sends the invitation by SMS, and by e-mail when the inviter gave an address.
+    func send(_ invitation: BuddyInvitation, to number: MobileNumber, emailAddress: String?) async {
+        await sms.sendBuddyInvitation(invitation, to: number)
+        if let emailAddress { await email.send(.invitation(invitation, to: emailAddress)) }
+    }
+
+    /// Opens an invited account with the temporary password from the link.
+    func unlock(userID: UUID, temporaryPassword: String) async throws -> UnlockedUser {
+        guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
+        guard record.createdOnBuddyRequest else { throw YonaError(.userNotCreatedOnBuddyRequest) }
+        let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8),
+                                                                          salt: Array(record.keySalt)))
+        return try users.open(record, key: key)
+    }
+
+    /// The invitee's app takes the account over: its names, number and first device replace the inviter's
+    /// guesses, and the private data is re-sealed under a fresh Yona password. The number must then be
+    /// confirmed like any new account's. Only one take-over can win (compare-and-set on the version).
+    func takeOver(_ invited: UnlockedUser, as new: NewUser) async throws -> (UnlockedUser, YonaPassword) {
+        let password = YonaPassword.generate()
+        let salt = SecureRandom.bytes(UserKey.saltLength)
+        let key = try UserKey(password: password, salt: salt, userID: invited.id)
+        let device = UserDevice(id: UUID(), name: new.device.name, deviceAnonymizedID: UUID(), registrationTime: Date())
+        var changed = invited.privateData
+        changed.firstName = new.firstName
+        changed.lastName = new.lastName
+        changed.nickname = new.nickname
+        changed.devices = [device]
+        let privateData = changed
+        let sealed = try users.seal(privateData, key: key, userID: invited.id).data
+        let code = users.newConfirmationCode()
+        let sealedCode = key.seal(Array(code.utf8), field: UserService.confirmationCodeField, recordID: invited.id).data
+
+        let version: Int
+        do {
+            version = try await db.transaction { tx in
+                let row = try await tx.sql.raw("""
+                    UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1,
+                        key_salt = \(bind: Data(salt)), created_on_buddy_request = \(bind: false),
+                        mobile_number = \(bind: new.mobileNumber.value), mobile_number_confirmed = \(bind: false),
+                        confirmation_code = \(bind: sealedCode), confirmation_failed_attempts = 0
+                    WHERE id = \(bind: invited.id) AND created_on_buddy_request = \(bind: true)
+                        AND private_data_version = \(bind: invited.record.privateDataVersion)
+                    RETURNING private_data_version
+                    """).first()
+                guard let row else { throw YonaError(.decryptingData) }
+                try await DeviceAnonymized(
+                    id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID, deviceIndex: 0,
+                    operatingSystem: new.device.operatingSystem.rawValue, appVersion: new.device.appVersion,
+                    appVersionCode: new.device.appVersionCode, firebaseInstanceID: new.device.firebaseInstanceID
+                ).create(on: tx)
+                return try row.decode(column: "private_data_version", as: Int.self)
+            }
+        } catch let error as any DatabaseError where error.isConstraintFailure {
+            throw YonaError(.userExists)
+        }
+        await sms.sendConfirmationCode(code, to: new.mobileNumber)
+        let record = invited.record
+        record.privateData = sealed
+        record.privateDataVersion = version
+        record.keySalt = Data(salt)
+        record.createdOnBuddyRequest = false
+        record.mobileNumber = new.mobileNumber.value
+        record.mobileNumberConfirmed = false
+        record.confirmationCode = sealedCode
+        record.confirmationFailedAttempts = 0
+        return (UnlockedUser(record: record, key: key, privateData: privateData), password)
+    }
+}

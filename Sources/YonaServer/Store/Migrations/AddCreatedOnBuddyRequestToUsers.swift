@@ -1,0 +1,16 @@
+import Foundation
+import Fluent
+
+/// Marks users that a buddy invited before they had an account: their private data is sealed under a key
+/// from the temporary password (Argon2id) until the invitee's app takes the account over.
+struct AddCreatedOnBuddyRequestToUsers: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema(User.schema)
+            .field("created_on_buddy_request", .bool, .required, .sql(.default(false)))
+            .update()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema(User.schema).deleteField("created_on_buddy_request").update()
+    }
+}
