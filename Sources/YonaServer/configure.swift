@@ -100,7 +100,7 @@ struct YonaServices: Sendable {
     let argon2: Argon2Pool
     let pushProvider: any PushProvider
     let metrics: YonaMetrics
-    /// Serializes analyzer writes on SQLite, where one process is the only writer.
+    /// Serializes analyzer writes (and announcement fan-out batches) on SQLite, where one process is the only writer.
     let analyzerLock = AsyncSemaphore(permits: 1)
 }
 
@@ -124,6 +124,10 @@ extension Application {
         return false
     }
 
+    var announcementFanOut: AnnouncementFanOut {
+        AnnouncementFanOut(db: db, skipLocked: usesPostgres, sqliteWriterLock: usesPostgres ? nil : yona.analyzerLock)
+    }
+
     var pushDispatcher: PushDispatcher {
         var settings = yona.config.push
         settings.recordDeliveries = yona.config.testServer
@@ -142,6 +146,8 @@ extension Request {
     var goals: GoalService { GoalService(db: db) }
 
     var messages: MessageService { MessageService(db: db) }
+
+    var announcements: AnnouncementService { AnnouncementService(db: db) }
 
     var buddies: BuddyService { BuddyService(db: db, users: users) }
 
@@ -177,6 +183,6 @@ extension Request {
     }
 
     var rendering: UserRendering {
-        UserRendering(links: LinkBuilder(request: self, publicBaseURL: application.yona.config.publicBaseURL))
+        UserRendering(links: LinkBuilder(request: self, publicBaseURL: application.yona.config.publicBaseURL), locale: context.locale)
     }
 }

@@ -15,6 +15,7 @@ func routes(_ app: Application) {
 
     let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
     AdminActivityCategoriesController.register(internalAPI.grouped("admin"))
+    SystemMessagesController.register(internalAPI.grouped("admin"))
     AnalysisController.register(internalAPI)
 
     if app.yona.config.testServer {

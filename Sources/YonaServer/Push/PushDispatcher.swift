@@ -192,7 +192,8 @@ struct PushDispatcher: Sendable {
     }
 }
 
-/// Runs the dispatcher in the background of `serve` while the app lives.
+/// Runs the dispatcher, the announcement fan-out and their housekeeping in the background of `serve`
+/// while the app lives.
 final class PushWorker: LifecycleHandler, @unchecked Sendable {
     private var task: Task<Void, Never>?
     private let make: @Sendable (Application) -> PushDispatcher
@@ -202,15 +203,25 @@ final class PushWorker: LifecycleHandler, @unchecked Sendable {
     func didBootAsync(_ app: Application) async throws {
         let dispatcher = make(app)
         guard dispatcher.settings.workersEnabled else { return }
+        let fanOut = app.announcementFanOut
+        let announcements = AnnouncementService(db: app.db)
         task = Task {
             var lastPrune = Date.distantPast
+            var lastAnnouncementPurge = Date.distantPast
             while !Task.isCancelled {
                 if Date().timeIntervalSince(lastPrune) > 3600 {
                     _ = try? await dispatcher.pruneStaleTokens()
                     lastPrune = Date()
                 }
+                if Date().timeIntervalSince(lastAnnouncementPurge) > 60 {
+                    _ = try? await announcements.purgeExpired()
+                    lastAnnouncementPurge = Date()
+                }
+                // Announcements become messages and pushes in batches, between outbox rounds, so a large
+                // broadcast neither holds one giant transaction nor starves the pushes already queued.
+                let fannedOut = (try? await fanOut.runOnce()) ?? 0
                 let claimed = (try? await dispatcher.drainOnce()) ?? 0
-                if claimed == 0 { try? await Task.sleep(for: .seconds(dispatcher.settings.pollInterval)) }
+                if claimed == 0 && fannedOut == 0 { try? await Task.sleep(for: .seconds(dispatcher.settings.pollInterval)) }
             }
         }
     }

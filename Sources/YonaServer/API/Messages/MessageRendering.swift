@@ -14,7 +14,9 @@ extension UserRendering {
         let aboutMe = payload.subjectUserAnonymizedID == user.privateData.userAnonymizedID
         let buddy = user.privateData.buddies.first { $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID }
         let nickname: String
-        if let sender = payload.sender {
+        if payload.kind == .systemMessage {
+            nickname = "Yona"
+        } else if let sender = payload.sender {
             nickname = buddy?.nickname ?? sender.nickname
         } else if aboutMe {
             nickname = payload.kind == .goalConflict ? "\(user.privateData.nickname) (me)" : user.privateData.nickname
@@ -37,7 +39,7 @@ extension UserRendering {
             url: payload.url, urlIsExplicitNull: payload.kind == .goalConflict && !aboutMe,
             activityStartTime: payload.activityStartTime.map(YonaDateFormat.timestamp),
             activityEndTime: payload.activityEndTime.map(YonaDateFormat.timestamp), status: payload.status,
-            message: payload.text, reason: payload.reason, change: payload.change, oldName: payload.oldName,
+            message: payload.translations.map { $0[locale.rawValue] ?? $0[YonaLocale.fallback.rawValue] ?? "" } ?? payload.text, reason: payload.reason, change: payload.change, oldName: payload.oldName,
             newName: payload.newName, _links: halLinks)
     }
 

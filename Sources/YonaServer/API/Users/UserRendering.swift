@@ -4,6 +4,8 @@ import Vapor
 /// Builds the own-user HAL document the apps expect.
 struct UserRendering {
     let links: LinkBuilder
+    /// The request's locale, for texts stored in several languages (system announcements).
+    var locale: YonaLocale = .fallback
 
     func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: requestingDeviceID))

@@ -12,6 +12,7 @@ struct MessagePayload: Codable, Sendable, Equatable {
         case disclosureResponse = "DisclosureResponseMessage"
         case goalChange = "GoalChangeMessage"
         case buddyDeviceChange = "BuddyDeviceChangeMessage"
+        case systemMessage = "SystemMessage"
     }
 
     var kind: Kind
@@ -42,6 +43,8 @@ struct MessagePayload: Codable, Sendable, Equatable {
     var change: String? = nil
     var oldName: String? = nil
     var newName: String? = nil
+    /// A system announcement's texts by locale; rendered in the locale the message is fetched in.
+    var translations: [String: String]? = nil
 
     struct Sender: Codable, Sendable, Equatable {
         var userID: UUID

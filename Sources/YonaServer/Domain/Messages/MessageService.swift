@@ -22,7 +22,7 @@ struct MessageService: Sendable {
 
     /// Newest first.
     func page(of user: UnlockedUser, number: Int, size: Int, onlyUnread: Bool) async throws -> Page {
-        var query = Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+        var query = try await visible(Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID))
         if onlyUnread { query = query.filter(\.$isRead == false) }
         let total = try await query.count()
         let rows = try await query.sort(\.$creationTime, .descending).sort(\.$id, .descending)
@@ -33,11 +33,18 @@ struct MessageService: Sendable {
     }
 
     func message(_ id: Int64, of user: UnlockedUser) async throws -> OpenedMessage {
-        guard let row = try await Message.query(on: db).filter(\.$id == id)
-            .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).first() else {
+        guard let row = try await visible(Message.query(on: db).filter(\.$id == id)
+            .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)).first() else {
             throw YonaError(.messageNotFound)
         }
         return OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))
+    }
+
+    /// Hides copies of announcements that have expired (the purge deletes them soon after).
+    private func visible(_ query: QueryBuilder<Message>) async throws -> QueryBuilder<Message> {
+        let expired = try await AnnouncementService(db: db).expiredIDs()
+        guard !expired.isEmpty else { return query }
+        return query.group(.or) { $0.filter(\.$announcementID == nil).filter(\.$announcementID !~ expired) }
     }
 
     func setRead(_ id: Int64, of user: UnlockedUser, to isRead: Bool) async throws -> OpenedMessage {

@@ -13,14 +13,16 @@ enum MessageWriter {
     }
 
     @discardableResult
-    static func deliver(to recipient: UUID, on db: any Database, now: Date,
+    static func deliver(to recipient: UUID, on db: any Database, now: Date, announcementID: UUID? = nil,
                         _ makePayload: (Int64) -> MessagePayload) async throws -> Int64? {
         guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else {
             return nil
         }
         let id = newMessageID()
         let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(makePayload(id))), to: Array(publicKey))
-        try await Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now).create(on: db)
+        let message = Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now)
+        message.announcementID = announcementID
+        try await message.create(on: db)
         try await OutboxWriter.queuePushes(messageID: id, recipient: recipient, on: db, now: now)
         return id
     }

@@ -31,6 +31,7 @@ struct InvitationService: Sendable {
             for goal in try await GoalService.mandatoryGoals(for: anonymized.id!, on: tx, now: Date()) {
                 try await goal.create(on: tx)
             }
+            try await AnnouncementService(db: tx).deliverActive(to: anonymized.id!, on: tx)
         }
     }
 

@@ -47,6 +47,7 @@ struct UserService: Sendable {
                     operatingSystem: new.device.operatingSystem.rawValue, appVersion: new.device.appVersion,
                     appVersionCode: new.device.appVersionCode, firebaseInstanceID: new.device.firebaseInstanceID
                 ).create(on: tx)
+                try await AnnouncementService(db: tx).deliverActive(to: privateData.userAnonymizedID, on: tx)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             let existing = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first()

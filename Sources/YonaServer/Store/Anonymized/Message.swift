@@ -14,6 +14,8 @@ final class Message: Model, @unchecked Sendable {
     // data
     @Field(key: "sealed_payload") var sealedPayload: Data
     @Field(key: "is_read") var isRead: Bool
+    /// Set on a copy of a system announcement, so an expired announcement can be taken back.
+    @OptionalField(key: "announcement_id") var announcementID: UUID?
 
     // relationships
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized

@@ -26,5 +26,6 @@ enum YonaMigrations {
         AddNotificationSettingsToDevicesAnonymized(),
         AddPushOutboxIndexes(),
         AddCreatedOnBuddyRequestToUsers(),
+        CreateSystemAnnouncements(),
     ]
 }

@@ -1,0 +1,26 @@
+import Foundation
+import Vapor
+
+/// `POST /admin/systemMessages/`: an announcement to every user, fanned out by the push workers.
+enum SystemMessagesController {
+    static func register(_ routes: any RoutesBuilder) {
+        routes.grouped("systemMessages").post(use: create)
+    }
+
+    struct Body: StrictBody {
+        let translations: [String: String]?
+        let expiresAt: String?
+        static let allowedKeys: Set<String> = ["translations", "expiresAt"]
+    }
+
+    @Sendable static func create(req: Request) async throws -> Response {
+        let body = try req.decodeStrict(Body.self)
+        guard let translations = body.translations else { throw YonaError(.missingProperty) }
+        let expiresAt = try body.expiresAt.map { raw in
+            guard let date = YonaDateFormat.parseTimestamp(raw) else { throw YonaError(.invalidJSON) }
+            return date
+        }
+        try await req.announcements.announce(translations: translations, expiresAt: expiresAt)
+        return Response(status: .accepted)
+    }
+}

@@ -1,0 +1,73 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+
+/// System announcements (api.md "Admin API"). Posting one stores it and a snapshot of the anonymized users
+/// that exist now; the push workers turn the snapshot into sealed `SystemMessage`s and pushes in batches
+/// (`AnnouncementFanOut`). An announcement with `expiresAt` also reaches users created before it expires,
+/// and disappears from every inbox when it does.
+struct AnnouncementService: Sendable {
+    static let maxTextLength = 4000
+
+    let db: any Database
+
+    /// Validates and stores an announcement with its recipient snapshot, in one short transaction
+    /// (one `INSERT … SELECT`; the expensive sealing happens later, in batches).
+    @discardableResult
+    func announce(translations: [String: String], expiresAt: Date?, now: Date = Date()) async throws -> UUID {
+        guard let english = translations[YonaLocale.fallback.rawValue], !english.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw YonaError(.missingProperty)
+        }
+        guard translations.allSatisfy({ key, text in
+            YonaLocale(rawValue: key) != nil && !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && text.count <= Self.maxTextLength
+        }) else {
+            throw YonaError(.invalidParameter)
+        }
+        if let expiresAt, expiresAt <= now { throw YonaError(.invalidParameter) }
+        let id = UUID()
+        try await db.transaction { tx in
+            try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: tx)
+            try await tx.sql.raw("""
+                INSERT INTO \(unsafeRaw: AnnouncementFanOut.recipientsTable) (announcement_id, user_anonymized_id)
+                SELECT \(bind: id), id FROM users_anonymized
+                """).run()
+        }
+        return id
+    }
+
+    /// Gives a user created now every announcement that has not expired yet (inside the creating transaction).
+    /// Announcements without `expiresAt` went only to the users that existed when they were sent.
+    func deliverActive(to userAnonymizedID: UUID, on tx: any Database, now: Date = Date()) async throws {
+        let active = try await SystemAnnouncement.query(on: tx).filter(\.$expiresAt > now).all()
+        for announcement in active {
+            try await MessageWriter.deliver(to: userAnonymizedID, on: tx, now: now, announcementID: announcement.id) { id in
+                Self.payload(announcement, messageID: id, recipient: userAnonymizedID)
+            }
+        }
+    }
+
+    /// Ids of announcements that have expired; their copies are hidden at once and purged soon after.
+    func expiredIDs(now: Date = Date()) async throws -> [UUID] {
+        try await SystemAnnouncement.query(on: db).filter(\.$expiresAt <= now).all(\.$id)
+    }
+
+    /// Deletes expired announcements with their copies, their unsent pushes and any recipients not reached.
+    /// Idempotent; every instance runs it now and then.
+    func purgeExpired(now: Date = Date()) async throws {
+        for id in try await expiredIDs(now: now) {
+            try await db.transaction { tx in
+                try await tx.sql.raw("""
+                    DELETE FROM push_outbox WHERE message_id IN (SELECT id FROM messages WHERE announcement_id = \(bind: id))
+                    """).run()
+                try await Message.query(on: tx).filter(\.$announcementID == id).delete()
+                try await SystemAnnouncement.query(on: tx).filter(\.$id == id).delete()
+            }
+        }
+    }
+
+    static func payload(_ announcement: SystemAnnouncement, messageID: Int64, recipient: UUID) -> MessagePayload {
+        MessagePayload(kind: .systemMessage, messageID: messageID, subjectUserAnonymizedID: recipient,
+                       translations: announcement.translations)
+    }
+}
