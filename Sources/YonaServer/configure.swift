@@ -35,6 +35,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.yona = YonaServices(
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
+        recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory),
         sms: LogSMSSender(logger: app.logger),
         email: LogEmailSender(logger: app.logger, keepLast: config.testServer),
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool, metrics: metrics),
@@ -64,7 +65,7 @@ struct NewDeviceRequestPurger: LifecycleHandler {
         box.task = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(interval))
-                let service = NewDeviceRequestService(db: app.db, users: UserService(db: app.db, sms: app.yona.sms, testServer: false),
+                let service = NewDeviceRequestService(db: app.db, users: UserService(db: app.db, sms: app.yona.sms, recovery: app.yona.recovery, testServer: false),
                                                       argon2: app.yona.argon2, lifetime: app.yona.config.newDeviceRequestLifetime)
                 try? await service.purgeExpired()
             }
@@ -95,6 +96,8 @@ struct YonaServices: Sendable {
     let config: AppConfig
     /// Bearer token of the analyzer and admin APIs.
     let internalToken: String
+    /// Seals each user's anonymized id for lost-phone overwrites.
+    let recovery: RecoveryKey
     let sms: any SMSSender
     let email: LogEmailSender
     let argon2: Argon2Pool
@@ -138,7 +141,7 @@ extension Application {
 
 extension Request {
     var users: UserService {
-        UserService(db: db, sms: application.yona.sms, testServer: application.yona.config.testServer)
+        UserService(db: db, sms: application.yona.sms, recovery: application.yona.recovery, testServer: application.yona.config.testServer)
     }
 
     var devices: DeviceService { DeviceService(db: db, users: users) }
@@ -148,6 +151,8 @@ extension Request {
     var messages: MessageService { MessageService(db: db) }
 
     var announcements: AnnouncementService { AnnouncementService(db: db) }
+
+    var overwrites: OverwriteService { OverwriteService(db: db, users: users) }
 
     var buddies: BuddyService { BuddyService(db: db, users: users) }
 

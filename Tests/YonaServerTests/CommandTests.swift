@@ -22,7 +22,7 @@ import Testing
     @Test func pushTestSendsOneContentFreePushAndPrintsTheAnswer() async throws {
         let emulator = try await FCMEmulator.start()
         let environment = ["YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(), "YONA_FCM_ENDPOINT": emulator.baseURL,
-                           "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_LOG_LEVEL": "warning",
+                           "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
                            "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite"]
         let (ok, okOutput) = try Self.run(["push-test", "--instance-id", "ok-cli"], environment: environment)
         #expect(ok == 0, "\(okOutput)")
@@ -41,7 +41,7 @@ import Testing
             let user = try await server.createUser()
             try await server.addNoGoGoal(user, category: GoalsTests.gambling)
             let (ua, index) = try await server.vpnLogin(user)
-            let environment = ["YONA_DATABASE_URL": "sqlite://\(server.databaseLocation)", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+            let environment = ["YONA_DATABASE_URL": "sqlite://\(server.databaseLocation)", "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
                                "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false"]
             // act
             let (status, output) = try Self.run(["simulate", "conflict", "--vpn-login-id", "\(ua)$\(index)", "--category", "gambling",

@@ -152,7 +152,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(1300))
             let expired = try await server.request(.GET, path, headers: [("Yona-NewDeviceRequestPassword", "aB3xY9")])
             #expect(expired.errorCode == "error.device.request.expired")
-            let service = NewDeviceRequestService(db: server.app.db, users: UserService(db: server.app.db, sms: server.app.yona.sms, testServer: true),
+            let service = NewDeviceRequestService(db: server.app.db, users: UserService(db: server.app.db, sms: server.app.yona.sms, recovery: server.app.yona.recovery, testServer: true),
                                                   argon2: server.app.yona.argon2, lifetime: 1)
             try await service.purgeExpired(now: Date().addingTimeInterval(120))
             #expect(try await NewDeviceRequest.query(on: server.app.db).count() == 0)

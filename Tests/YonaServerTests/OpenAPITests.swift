@@ -56,7 +56,8 @@ import Vapor
         let config = try AppConfig.fromEnvironment([
             "YONA_DATABASE_URL": "postgres://u:p@db:5432/yona", "YONA_HOST": "0.0.0.0", "YONA_PORT": "9000",
             "YONA_PUBLIC_BASE_URL": "https://yona.example/", "YONA_TEST_SERVER": "true",
-            "YONA_KDF_OPSLIMIT": "3", "YONA_KDF_MEMLIMIT": "16777216", "YONA_LOG_LEVEL": "DEBUG"])
+            "YONA_KDF_OPSLIMIT": "3", "YONA_KDF_MEMLIMIT": "16777216", "YONA_LOG_LEVEL": "DEBUG",
+            "YONA_RECOVERY_KEY": TestServer.recoveryKey])
         #expect(config.database == .postgres(url: "postgres://u:p@db:5432/yona"))
         #expect(config.host == "0.0.0.0")
         #expect(config.port == 9000)
@@ -64,6 +65,7 @@ import Vapor
         #expect(config.testServer)
         #expect(config.kdfLimits == .init(opsLimit: 3, memLimit: 16_777_216))
         #expect(config.logLevel == "debug")
+        #expect(config.recoveryKey == TestServer.recoveryKey)
     }
 
     @Test func badValuesNameTheirVariable() {
@@ -71,6 +73,7 @@ import Vapor
             ("YONA_DATABASE_URL", "mysql://x"), ("YONA_DATABASE_URL", "sqlite://"), ("YONA_PORT", "eighty"),
             ("YONA_PORT", "70000"), ("YONA_PUBLIC_BASE_URL", "not a url"), ("YONA_TEST_SERVER", "maybe"),
             ("YONA_KDF_OPSLIMIT", "0"), ("YONA_KDF_MEMLIMIT", "12"), ("YONA_LOG_LEVEL", "loud"),
+            ("YONA_RECOVERY_KEY", "short"), ("YONA_RECOVERY_KEY", TestServer.recoveryKey + "="),
         ]
         for (variable, bad) in cases {
             do {

@@ -12,6 +12,7 @@ func routes(_ app: Application) {
     GoalsController.register(app)
     MessagesController.register(app)
     BuddiesController.register(app)
+    UserOverwriteController.register(app)
 
     let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
     AdminActivityCategoriesController.register(internalAPI.grouped("admin"))

@@ -22,6 +22,8 @@ public struct AppConfig: Sendable {
     public var rateLimitPerNumberPerHour: Int
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
+    /// Seals each user's anonymized id for the lost-phone overwrite; generated and kept in the data directory when unset.
+    public var recoveryKey: String?
     /// Push delivery (push.md "Settings").
     var push: PushSettings
     /// `log` (the embedded default) or `fcm` (the default when a service account is configured).
@@ -40,7 +42,7 @@ public struct AppConfig: Sendable {
     public static let `default` = AppConfig(
         database: .sqlite(path: "./data/yona.sqlite"), host: "127.0.0.1", port: 8080, publicBaseURL: nil,
         testServer: false, kdfLimits: .interactive, logLevel: "info", maxBodyBytes: 64 * 1024,
-        trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10, internalToken: nil,
+        trustedProxies: [], rateLimitPerClientPerMinute: 20, rateLimitPerNumberPerHour: 10, internalToken: nil, recoveryKey: nil,
         push: PushSettings(), pushProvider: "log", fcmServiceAccountPath: nil, fcmEndpoint: "https://fcm.googleapis.com",
         newDeviceRequestLifetime: 86_400)
 
@@ -95,6 +97,12 @@ public struct AppConfig: Sendable {
                 throw Invalid(variable: "YONA_INTERNAL_TOKEN", problem: "must be at least 16 printable characters without spaces")
             }
             config.internalToken = token
+        }
+        if let key = env["YONA_RECOVERY_KEY"] {
+            guard let bytes = Base64URL.decode(key), bytes.count == RecoveryKey.byteCount else {
+                throw Invalid(variable: "YONA_RECOVERY_KEY", problem: "must be 32 bytes in base64url (43 characters, e.g. from `openssl rand 32 | basenc --base64url | tr -d =`)")
+            }
+            config.recoveryKey = key
         }
         if let proxies = env["YONA_TRUSTED_PROXIES"] {
             config.trustedProxies = try proxies.split(separator: ",").map { item throws(Invalid) in

@@ -54,6 +54,7 @@ final class TestServer: APIDriving {
         config.rateLimitPerClientPerMinute = 100_000
         config.rateLimitPerNumberPerHour = 100_000
         config.internalToken = TestServer.internalToken
+        config.recoveryKey = TestServer.recoveryKey
         // Background push workers only where a test asks for them (PushTests): ~140 servers polling at
         // once would only load the two cores.
         config.push.workersEnabled = false
@@ -103,6 +104,8 @@ final class TestServer: APIDriving {
     }
 
     static let internalToken = "test-internal-token-0123456789"
+    /// 32 bytes in base64url; a fixed one, so two instances on one database agree and no key file is written.
+    static let recoveryKey = "dGVzdC1yZWNvdmVyeS1rZXktMDEyMzQ1Njc4OWFiY2Q"
     static var bearer: [(String, String)] { [("Authorization", "Bearer \(internalToken)")] }
 
     func stop() async {

@@ -73,6 +73,10 @@ struct BuddyService: Sendable {
               let sender = request.sender, let requesterBuddyID = request.buddyID, let requesterHalf = request.buddyAnonymizedID else {
             throw YonaError(.messageActionNotSupported)
         }
+        if accept, try await User.find(sender.userID, on: db) == nil {
+            // The requester's account is gone (deleted or overwritten): nothing to connect to.
+            throw YonaError(.userNotFound)
+        }
         let now = Date()
         let me = user.privateData.userAnonymizedID
         return try await db.transaction { tx in
@@ -157,6 +161,33 @@ struct BuddyService: Sendable {
                 try await named.delete(on: tx)
             }
             return current
+        }
+    }
+
+    /// Drops buddies whose account vanished without a word (a lost-phone overwrite cannot tell them: the
+    /// old account's buddy list was sealed under the lost password). Each gets a `BuddyDisconnectMessage`
+    /// (`USER_ACCOUNT_DELETED`) in the user's own inbox. Runs on each authenticated call, after the named inbox.
+    func dropVanishedBuddies(_ user: UnlockedUser) async throws -> UnlockedUser {
+        let ids = user.privateData.buddies.map(\.userID)
+        guard !ids.isEmpty else { return user }
+        let existing = Set(try await User.query(on: db).filter(\.$id ~~ ids).all(\.$id))
+        let vanished = user.privateData.buddies.filter { !existing.contains($0.userID) }
+        guard !vanished.isEmpty else { return user }
+        let now = Date()
+        let me = user.privateData.userAnonymizedID
+        return try await db.transaction { tx in
+            for buddy in vanished {
+                try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
+                try await MessageWriter.deliver(to: me, on: tx, now: now) { id in
+                    MessagePayload(kind: .buddyDisconnect, messageID: id,
+                                   subjectUserAnonymizedID: buddy.buddyUserAnonymizedID ?? buddy.buddyAnonymizedID,
+                                   sender: .init(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
+                                                 nickname: buddy.nickname, mobileNumber: buddy.mobileNumber),
+                                   reason: "USER_ACCOUNT_DELETED")
+                }
+            }
+            let gone = Set(vanished.map(\.id))
+            return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { gone.contains($0.id) } }
         }
     }
 

@@ -50,6 +50,7 @@ struct InvitationService: Sendable {
                           privateData: try users.seal(privateData, key: key, userID: userID).data)
         record.namedInboxPublicKey = Data(namedInbox.publicKey)
         record.createdOnBuddyRequest = true
+        record.recoveryBlob = users.recovery.seal(userAnonymizedID: privateData.userAnonymizedID, userID: userID)
         return Invitee(record: record,
                        anonymized: UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)),
                        temporaryPassword: temporaryPassword)

@@ -6,6 +6,8 @@ protocol SMSSender: Sendable {
     func sendConfirmationCode(_ code: String, to number: MobileNumber) async
     /// The text that invites a number a buddy named; `link` carries the temporary password.
     func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async
+    /// The code that lets a new phone overwrite the account of a lost one.
+    func sendOverwriteCode(_ code: String, to number: MobileNumber) async
 }
 
 /// The embedded default: records that a text would have gone out, and nothing of what or to whom.
@@ -18,5 +20,9 @@ struct LogSMSSender: SMSSender {
 
     func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async {
         logger.info("sms: buddy invitation sent", metadata: ["sms_provider": "log"])
+    }
+
+    func sendOverwriteCode(_ code: String, to number: MobileNumber) async {
+        logger.info("sms: account-overwrite code sent", metadata: ["sms_provider": "log"])
     }
 }

@@ -13,11 +13,15 @@ struct UserService: Sendable {
 
     let db: any Database
     let sms: any SMSSender
+    let recovery: RecoveryKey
     let testServer: Bool
 
     /// Creates the identity row, its anonymized twin and the first device in one transaction,
     /// and sends the confirmation code. Returns the new password, which is never stored.
-    func create(_ new: NewUser) async throws -> (UnlockedUser, YonaPassword) {
+    /// With `confirmed` (a lost-phone overwrite, whose SMS code already proved the number) no code is sent;
+    /// `replacing` runs first in the same transaction (it deletes the old account of the number).
+    func create(_ new: NewUser, confirmed: Bool = false,
+                replacing: (@Sendable (any Database) async throws -> Void)? = nil) async throws -> (UnlockedUser, YonaPassword) {
         let password = YonaPassword.generate()
         let userID = UUID()
         let salt = SecureRandom.bytes(UserKey.saltLength)
@@ -32,11 +36,17 @@ struct UserService: Sendable {
         let record = User(id: userID, mobileNumber: new.mobileNumber.value, keySalt: Data(salt),
                           privateData: try seal(privateData, key: key, userID: userID).data)
         let code = newConfirmationCode()
-        record.confirmationCode = key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: userID).data
+        if confirmed {
+            record.mobileNumberConfirmed = true
+        } else {
+            record.confirmationCode = key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: userID).data
+        }
         record.namedInboxPublicKey = Data(namedInbox.publicKey)
+        record.recoveryBlob = recovery.seal(userAnonymizedID: privateData.userAnonymizedID, userID: userID)
 
         do {
             try await db.transaction { tx in
+                try await replacing?(tx)
                 try await record.create(on: tx)
                 try await UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)).create(on: tx)
                 for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx, now: Date()) {
@@ -53,7 +63,7 @@ struct UserService: Sendable {
             let existing = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first()
             throw YonaError(existing?.createdOnBuddyRequest == true ? .userExistsCreatedOnBuddyRequest : .userExists)
         }
-        await sms.sendConfirmationCode(code, to: new.mobileNumber)
+        if !confirmed { await sms.sendConfirmationCode(code, to: new.mobileNumber) }
         return (UnlockedUser(record: record, key: key, privateData: privateData), password)
     }
 
@@ -65,8 +75,9 @@ struct UserService: Sendable {
         guard !record.createdOnBuddyRequest else { throw YonaError(.userCreatedOnBuddyRequest) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
-        let user = try await withInboxes(try open(record, key: key))
-        return try await BuddyService(db: db, users: self).processNamedInbox(user)
+        let user = try await withRecoveryBlob(try await withInboxes(try open(record, key: key)))
+        let buddies = BuddyService(db: db, users: self)
+        return try await buddies.dropVanishedBuddies(try await buddies.processNamedInbox(user))
     }
 
     /// Decrypts a loaded record; a key that does not open it is a wrong password.
@@ -84,6 +95,15 @@ struct UserService: Sendable {
     func unlock(userID: UUID, password: YonaPassword) async throws -> UnlockedUser {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
         return try await withInboxes(try open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)))
+    }
+
+    /// Gives a user made before lost-phone overwrites existed its sealed anonymized id, once.
+    private func withRecoveryBlob(_ user: UnlockedUser) async throws -> UnlockedUser {
+        guard user.record.recoveryBlob == nil else { return user }
+        let blob = recovery.seal(userAnonymizedID: user.privateData.userAnonymizedID, userID: user.id)
+        try await User.query(on: db).filter(\.$id == user.id).set(\.$recoveryBlob, to: blob).update()
+        user.record.recoveryBlob = blob
+        return user
     }
 
     /// Gives a user made before inboxes existed its two key pairs, once.
@@ -193,13 +213,20 @@ struct UserService: Sendable {
     func delete(_ user: UnlockedUser) async throws {
         try await db.transaction { tx in
             try await BuddyService(db: tx, users: self).disconnectAll(of: user, on: tx)
-            try await BuddyAnonymized.query(on: tx).filter(\.$owner.$id == user.privateData.userAnonymizedID).delete()
-            try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
-            try await Goal.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
-            try await Message.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).delete()
-            try await UserAnonymized.query(on: tx).filter(\.$id == user.privateData.userAnonymizedID).delete()
+            try await Self.deleteAnonymizedPart(user.privateData.userAnonymizedID, on: tx)
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }
+    }
+
+    /// Deletes everything of an anonymized user, including the halves of buddy relations that point at it
+    /// (so no buddy's conflicts flow to it and none of its own flow anywhere).
+    static func deleteAnonymizedPart(_ userAnonymizedID: UUID, on tx: any Database) async throws {
+        try await BuddyAnonymized.query(on: tx).filter(\.$owner.$id == userAnonymizedID).delete()
+        try await BuddyAnonymized.query(on: tx).filter(\.$buddyUserAnonymizedID == userAnonymizedID).delete()
+        try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
+        try await Goal.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
+        try await Message.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
+        try await UserAnonymized.query(on: tx).filter(\.$id == userAnonymizedID).delete()
     }
 
     /// The user's devices joined with what the anonymized side holds for them.

@@ -22,6 +22,12 @@ final class User: Model, @unchecked Sendable {
     @OptionalField(key: "named_inbox_public_key") var namedInboxPublicKey: Data?
     /// Invited by a buddy and not taken over yet: `privateData` is sealed under Argon2id(temporary password).
     @Field(key: "created_on_buddy_request") var createdOnBuddyRequest: Bool
+    /// The anonymized id sealed under the server's recovery key, so a lost-phone overwrite can delete it.
+    @OptionalField(key: "recovery_blob") var recoveryBlob: Data?
+    /// A pending lost-phone overwrite: keyed hash of the SMS code, when it was sent, wrong guesses so far.
+    @OptionalField(key: "overwrite_code_hash") var overwriteCodeHash: Data?
+    @OptionalField(key: "overwrite_requested_at") var overwriteRequestedAt: Date?
+    @Field(key: "overwrite_failed_attempts") var overwriteFailedAttempts: Int
 
     init() {}
 
@@ -34,5 +40,6 @@ final class User: Model, @unchecked Sendable {
         self.privateDataVersion = 0
         self.confirmationFailedAttempts = 0
         self.createdOnBuddyRequest = false
+        self.overwriteFailedAttempts = 0
     }
 }

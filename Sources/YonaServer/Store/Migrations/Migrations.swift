@@ -27,5 +27,6 @@ enum YonaMigrations {
         AddPushOutboxIndexes(),
         AddCreatedOnBuddyRequestToUsers(),
         CreateSystemAnnouncements(),
+        AddOverwriteToUsers(),
     ]
 }

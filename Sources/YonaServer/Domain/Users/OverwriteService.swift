@@ -1,0 +1,64 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+
+/// Lost-phone recovery (api.md "Admin API", Yona's overwrite): an SMS code to the number, then a fresh,
+/// confirmed account in place of the old one. The old password is gone, so the old account is removed
+/// through what the server can still reach: the identity row, and the anonymized part through the id
+/// sealed under the server's recovery key. Its buddies learn it on their next call (`dropVanishedBuddies`).
+struct OverwriteService: Sendable {
+    static let maxFailedAttempts = 5
+    /// How long an overwrite code stays usable.
+    static let codeLifetime: TimeInterval = 3600
+
+    let db: any Database
+    let users: UserService
+
+    /// Sends a code when the number has an account; an unknown number gets the same silence.
+    func requestCode(for number: MobileNumber, now: Date = Date()) async throws {
+        guard let user = try await User.query(on: db).filter(\.$mobileNumber == number.value).first() else { return }
+        let code = users.newConfirmationCode()
+        try await User.query(on: db).filter(\.$id == user.id!)
+            .set(\.$overwriteCodeHash, to: users.recovery.hashOverwriteCode(code, userID: user.id!))
+            .set(\.$overwriteRequestedAt, to: now)
+            .set(\.$overwriteFailedAttempts, to: 0)
+            .update()
+        await users.sms.sendOverwriteCode(code, to: number)
+    }
+
+    /// Checks the code and replaces the number's account by a new, confirmed one. Five wrong codes destroy
+    /// the code (counted atomically, so parallel guesses get no more).
+    func overwrite(with new: NewUser, code: String, now: Date = Date()) async throws -> (UnlockedUser, YonaPassword) {
+        guard let old = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first(),
+              let stored = old.overwriteCodeHash, let requestedAt = old.overwriteRequestedAt,
+              now.timeIntervalSince(requestedAt) <= Self.codeLifetime else {
+            throw YonaError(.overwriteCodeNotSet)
+        }
+        let oldID = old.id!
+        guard old.overwriteFailedAttempts < Self.maxFailedAttempts else { throw YonaError(.tooManyFailedOverwriteAttempts) }
+        guard SecretMemory.constantTimeEquals(Array(users.recovery.hashOverwriteCode(code, userID: oldID)), Array(stored)) else {
+            guard let failures = try await recordFailure(userID: oldID) else { throw YonaError(.tooManyFailedOverwriteAttempts) }
+            throw YonaError(.overwriteCodeMismatch, remainingAttempts: Self.maxFailedAttempts - failures)
+        }
+        let oldAnonymizedID = old.recoveryBlob.flatMap { users.recovery.open($0, userID: oldID) }
+        return try await users.create(new, confirmed: true) { tx in
+            // Only the holder of this very code may replace the row (a second, parallel overwrite finds nothing).
+            let claimed = try await tx.sql.raw("""
+                DELETE FROM users WHERE id = \(bind: oldID) AND overwrite_code_hash = \(bind: stored) RETURNING id
+                """).first()
+            guard claimed != nil else { throw YonaError(.overwriteCodeNotSet) }
+            if let oldAnonymizedID { try await UserService.deleteAnonymizedPart(oldAnonymizedID, on: tx) }
+        }
+    }
+
+    /// Adds one failure unless the code is already used up; returns the new count, or nil if it was.
+    private func recordFailure(userID: UUID) async throws -> Int? {
+        let row = try await db.sql.raw("""
+            UPDATE users SET overwrite_failed_attempts = overwrite_failed_attempts + 1
+            WHERE id = \(bind: userID) AND overwrite_failed_attempts < \(bind: Self.maxFailedAttempts)
+            RETURNING overwrite_failed_attempts
+            """).first()
+        return try row?.decode(column: "overwrite_failed_attempts", as: Int.self)
+    }
+}
