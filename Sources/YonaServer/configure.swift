@@ -50,6 +50,9 @@ public func configure(_ app: Application, config: AppConfig) async throws {
 
     app.asyncCommands.use(PushTestCommand(), as: "push-test")
     app.asyncCommands.use(SimulateCommand(), as: "simulate")
+    app.asyncCommands.use(CategoriesCommand(), as: "categories")
+    app.asyncCommands.use(MigrateCommand(), as: "migrate")
+    app.asyncCommands.use(WorkersCommand(), as: "workers")
     app.lifecycle.use(NewDeviceRequestPurger())
     app.lifecycle.use(PushWorker { app in app.pushDispatcher })
     routes(app)

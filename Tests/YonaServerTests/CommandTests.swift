@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Testing
 @testable import YonaServer
@@ -62,5 +63,119 @@ import Testing
         let (status, output) = try Self.run(["serve"], environment: ["YONA_PORT": "eighty"])
         #expect(status != 0)
         #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "configuration error: YONA_PORT must be a port number 1-65535, got 'eighty'")
+    }
+
+    static func environment(database: String) -> [String: String] {
+        ["YONA_DATABASE_URL": "sqlite://\(database)", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+         "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false"]
+    }
+
+    static func temporaryDatabase() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("yona-cmd-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test func everyCommandHasHelpAndMistakesGetOneLineAndStatusTwo() throws {
+        let environment = Self.environment(database: Self.temporaryDatabase())
+        // check: the overview lists the operator's commands
+        let (status, overview) = try Self.run(["--help"], environment: environment)
+        #expect(status == 0, "\(overview)")
+        for command in ["serve", "migrate", "push-test", "simulate", "categories", "workers"] {
+            #expect(overview.contains(command), "\(command) is missing from --help")
+        }
+        // each command explains itself
+        for (command, expected) in [("migrate", "Applies pending database migrations"), ("push-test", "--instance-id"),
+                                    ("simulate", "--vpn-login-id"), ("categories", "<action> <file>"), ("workers", "without the HTTP server")] {
+            let (helpStatus, help) = try Self.run([command, "--help"], environment: environment)
+            #expect(helpStatus == 0, "\(command): \(help)")
+            #expect(help.contains(expected), "\(command): \(help)")
+        }
+        // mistakes: one line on stderr, status 2
+        for (arguments, expected) in [(["nosuch"], "error: Unknown command `nosuch`"),
+                                      (["categories"], "error: Missing required argument: action"),
+                                      (["categories", "export", "x.json"], "error: categories knows only 'import'"),
+                                      (["categories", "import", "/nonexistent/categories.json"], "error: cannot read /nonexistent/categories.json"),
+                                      (["push-test"], "error: push-test needs --instance-id"),
+                                      (["serve", "--no-workers", "--workers-only"], "error: --no-workers and --workers-only exclude each other")] {
+            let (mistake, output) = try Self.run(arguments, environment: environment)
+            #expect(mistake == 2, "\(arguments): \(output)")
+            #expect(output.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(expected), "\(arguments): \(output)")
+        }
+    }
+
+    @Test func migrateAppliesWithoutAskingAndThenHasNothingToDo() throws {
+        let database = Self.temporaryDatabase()
+        defer { try? FileManager.default.removeItem(atPath: database) }
+        let (first, firstOutput) = try Self.run(["migrate"], environment: Self.environment(database: database))
+        #expect(first == 0, "\(firstOutput)")
+        #expect(firstOutput.contains("migrations applied: \(YonaMigrations.all.count)"))
+        let (second, secondOutput) = try Self.run(["migrate"], environment: Self.environment(database: database))
+        #expect(second == 0)
+        #expect(secondOutput.contains("database is up to date"))
+    }
+
+    @Test func categoriesImportUpdatesByIdOrNameAndCreatesTheRest() async throws {
+        try await withServer(.sqlite) { server in
+            // setup: a file that renames Gambling in Dutch (by id) and adds Gaming (by name)
+            let gambling = GoalsTests.gambling
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("categories-\(UUID().uuidString).json")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data("""
+                [{"id": "\(gambling)", "localizableName": {"en-US": "Gambling", "nl-NL": "Kansspelen"},
+                  "smoothwallCategories": ["gambling", "lotto"], "applications": ["Poker App"]},
+                 {"localizableName": {"en-US": "Gaming", "nl-NL": "Gamen"}, "localizableDescription": {"en-US": "Games"},
+                  "smoothwallCategories": ["Games"], "mandatoryNoGo": false}]
+                """.utf8).write(to: file)
+            // act
+            let (status, output) = try Self.run(["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
+            // check
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("categories imported: 1 created, 1 updated"))
+            let dutch = try await server.request(.GET, "/activityCategories/\(gambling)", headers: [("Accept-Language", "nl-NL")])
+            #expect(dutch.json["name"] as? String == "Kansspelen")
+            let all = try await server.request(.GET, "/activityCategories/")
+            let names = (value(all.json, "_embedded", "yona:activityCategories") as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            #expect(names.contains("Gaming"))
+            // a bad entry stops the whole import, naming it
+            let count = try await ActivityCategory.query(on: server.app.db).count()
+            try Data(#"[{"localizableName": {"en-US": "Chess"}, "smoothwallCategories": ["chess"]}, {"localizableName": {"nl-NL": "Zonder Engels"}, "smoothwallCategories": []}]"#.utf8).write(to: file)
+            let (bad, badOutput) = try Self.run(["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
+            #expect(bad == 2)
+            #expect(badOutput.contains("entry 1 is not a valid category"), "\(badOutput)")
+            #expect(try await ActivityCategory.query(on: server.app.db).count() == count)
+        }
+    }
+
+    @Test func serveWorkersOnlyDrainsTheOutboxWithoutListening() async throws {
+        try await withServer(.sqlite) { server in
+            // setup: a conflict whose push waits in the outbox (the in-process server runs no workers)
+            let user = try await server.createUser(extra: BuddyTests.phone("fiid-workers-only"))
+            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+            let (ua, index) = try await server.vpnLogin(user)
+            try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example")
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$state == PendingPush.State.pending.rawValue).count() == 1)
+            let port = try TestServerProbe.freePort()
+            var environment = Self.environment(database: server.databaseLocation)
+            environment["YONA_PUSH_WORKERS"] = "true"
+            environment["YONA_PORT"] = String(port)
+            // act
+            let process = Process()
+            process.executableURL = try CrashTests.ServerProcess.executable()
+            process.arguments = ["serve", "--workers-only"]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var sent = 0
+            for _ in 0..<300 where sent == 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                sent = try await PendingPush.query(on: server.app.db).filter(\.$state == PendingPush.State.sent.rawValue).count()
+            }
+            // check: delivered, no HTTP port, and a clean stop on SIGTERM
+            #expect(sent == 1)
+            #expect((try? await TestServerProbe.status("http://127.0.0.1:\(port)/health")) == nil, "workers-only must not listen")
+            process.terminate()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
     }
 }

@@ -13,8 +13,7 @@ struct PushTestCommand: AsyncCommand {
 
     func run(using context: CommandContext, signature: Signature) async throws {
         guard let token = signature.instanceID, !token.isEmpty else {
-            context.console.error("push-test needs --instance-id")
-            throw PushTestFailed()
+            throw CommandFailure.usage("push-test needs --instance-id")
         }
         let app = context.application
         let message = PushMessage.make(token: token, messageID: MessageWriter.newMessageID(), publicBaseURL: app.yona.config.pushBaseURL)
@@ -22,7 +21,7 @@ struct PushTestCommand: AsyncCommand {
         context.console.print("provider: \(app.yona.pushProvider.name)")
         context.console.print("data: messageId=\(message.data["messageId"] ?? "") url=\(message.data["url"] ?? "")")
         context.console.print("answer: \(Self.describe(outcome))")
-        if outcome != .delivered { throw PushTestFailed() }
+        if outcome != .delivered { throw CommandFailure.failed("the push was not delivered") }
     }
 
     static func describe(_ outcome: PushOutcome) -> String {
@@ -33,6 +32,4 @@ struct PushTestCommand: AsyncCommand {
         case .rejected(let code): "rejected (\(code)): check the payload or the Firebase project set-up"
         }
     }
-
-    struct PushTestFailed: Error {}
 }

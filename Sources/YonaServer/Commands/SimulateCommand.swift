@@ -18,12 +18,12 @@ struct SimulateCommand: AsyncCommand {
     var help: String { "Posts a network activity as the network classifier would" }
 
     func run(using context: CommandContext, signature: Signature) async throws {
-        guard signature.what == "conflict" else { throw Usage(message: "simulate knows only 'conflict'") }
+        guard signature.what == "conflict" else { throw CommandFailure.usage("simulate knows only 'conflict'") }
         let parts = (signature.vpnLoginID ?? "").split(separator: "$")
         guard parts.count == 2, let userAnonymizedID = UUID(uuidString: String(parts[0])), let deviceIndex = Int(parts[1]) else {
-            throw Usage(message: "--vpn-login-id must look like <userAnonymizedId>$<deviceIndex>")
+            throw CommandFailure.usage("--vpn-login-id must look like <userAnonymizedId>$<deviceIndex>")
         }
-        guard let category = signature.category, !category.isEmpty else { throw Usage(message: "--category is required") }
+        guard let category = signature.category, !category.isEmpty else { throw CommandFailure.usage("--category is required") }
         let app = context.application
         let analysis = AnalysisService(db: app.db, rowLocks: app.usesPostgres, processLock: app.yona.analyzerLock,
                                        metrics: app.yona.metrics)
@@ -33,12 +33,7 @@ struct SimulateCommand: AsyncCommand {
                 url: signature.url, startTime: Date(), endTime: nil, idempotencyKey: nil))
             context.console.print("recorded; goal-conflict messages raised: \(raised.count)")
         } catch let error as YonaError {
-            throw Usage(message: "refused: \(error.code.rawValue)")
+            throw CommandFailure.failed("refused: \(error.code.rawValue)")
         }
-    }
-
-    struct Usage: Error, CustomStringConvertible {
-        let message: String
-        var description: String { message }
     }
 }
