@@ -26,11 +26,7 @@ public enum Entrypoint {
         }
         // The level is read here too, before .env is loaded, so start-up chatter follows YONA_LOG_LEVEL.
         let level = ProcessInfo.processInfo.environment["YONA_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardOutput(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in QuietFrameworksLogHandler(label: label, level: level) }
         let app: Application
         do {
             app = try await Application.make(env)

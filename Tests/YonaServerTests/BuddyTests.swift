@@ -6,7 +6,7 @@ import Testing
 /// api.md "Buddies" and the confidential copy of a goal conflict, with disclosure.
 @Suite struct BuddyTests {
     /// Richard invites Bob; Bob accepts. Returns both, connected.
-    static func connect(_ server: TestServer, richard: TestUser, bob: TestUser) async throws {
+    static func connect(_ server: some APIDriving, richard: TestUser, bob: TestUser) async throws {
         let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
             "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@example.com"]],
             "message": "Shall we?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
