@@ -129,6 +129,8 @@ import YonaCrypto
 
             // act
             #expect(try await Self.announce(server, expiresAt: nil).status == 202)
+            let metrics = try await server.request(.GET, "/metrics")
+            #expect(metrics.text.contains("yona_announcement_recipients_pending"), "the fan-out's progress is scrapeable")
             var answered = 0
             var answeredDuringFanOut = 0
             var failures: [String] = []

@@ -129,7 +129,7 @@ import Testing
 
     @Test(arguments: TestDatabase.available)
     func requestsForOneNumberAreRateLimited(db: TestDatabase) async throws {
-        try await RateLimitTests.inOneWindow(of: 3600) { try await withServer(db, adjust: { $0.rateLimitPerNumberPerHour = 3 }) { server in
+        try await withServer(db, adjust: { $0.rateLimitPerNumberPerHour = 3 }) { server in try await RateLimitTests.inOneWindow(of: 3600) {
             let number = randomMobileNumber()
             var statuses: [Int] = []
             for _ in 0..<5 { statuses.append(try await Self.requestCode(server, number).status) }

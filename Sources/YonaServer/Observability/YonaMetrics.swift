@@ -67,6 +67,9 @@ final class YonaMetrics: Sendable {
         registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))
         registry.makeGauge(descriptor: name("push_oldest_pending", "seconds", "Age of the oldest unfinished outbox row"))
             .set(to: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+        let fanOut = try await AnnouncementFanOut(db: db, skipLocked: false).pending()
+        registry.makeGauge(descriptor: name("announcement_recipients_pending", "", "Users a system announcement still has to reach"))
+            .set(to: Double(fanOut))
     }
 
     func exposition() -> String { registry.emitToString() }

@@ -60,7 +60,7 @@ struct AnnouncementFanOut: Sendable {
         }
     }
 
-    /// Whether any announcement still has recipients to reach.
+    /// How many recipients the stored announcements still have to reach.
     func pending() async throws -> Int {
         let row = try await db.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: Self.recipientsTable)").first()
         return try row?.decode(column: "n", as: Int.self) ?? 0
