@@ -189,6 +189,39 @@ import Testing
     }
 
     @Test(arguments: TestDatabase.available)
+    func theBuddyViewShowsDeviceNamesAsTheBuddyAnnouncedThem(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: both sides connected; Bob has one phone
+            let richard = try await server.createUser(nickname: "Dad", extra: Self.phone("fiid-richard-names"))
+            let bob = try await server.createUser(nickname: "Bobby", extra: Self.phone("fiid-bob-names"))
+            try await Self.connect(server, richard: richard, bob: bob)
+            func deviceNames(of subject: TestUser, seenBy viewer: TestUser) async throws -> [String]? {
+                let view = try await server.request(.GET, "\(subject.path)?requestingUserId=\(viewer.id)", headers: viewer.passwordHeader)
+                try #require(view.status == 200, "\(view.text)")
+                #expect(!view.text.contains("fiid-"), "a buddy never sees Instance IDs")
+                return (value(view.json, "_embedded", "yona:devices", "_embedded", "yona:devices") as? [[String: Any]])?
+                    .compactMap { $0["name"] as? String }
+            }
+            // check: each side knows the other's devices from the request and the response
+            #expect(try await deviceNames(of: bob, seenBy: richard) == ["Phone"])
+            #expect(try await deviceNames(of: richard, seenBy: bob) == ["Phone"])
+            // act: Bob renames his phone, adds a tablet, then removes the phone
+            let (phoneID, _) = try await DevicesTests.firstDevice(server, bob)
+            let renamed = try await server.request(.PUT, "\(bob.path)/devices/\(phoneID)", headers: bob.passwordHeader, json: ["name": "Bob's phone"])
+            #expect(renamed.status == 200, "\(renamed.text)")
+            #expect(try await deviceNames(of: bob, seenBy: richard) == ["Bob's phone"])
+            try await NewDeviceRequestTests.addDevice(server, bob, name: "Tablet")
+            #expect(try await deviceNames(of: bob, seenBy: richard) == ["Bob's phone", "Tablet"])
+            let deleted = try await server.request(.DELETE, "\(bob.path)/devices/\(phoneID)", headers: bob.passwordHeader)
+            #expect(deleted.status == 204, "\(deleted.text)")
+            // check: the view follows, and each change was also a message
+            #expect(try await deviceNames(of: bob, seenBy: richard) == ["Tablet"])
+            let changes = try await server.messages(richard).filter { $0["@type"] as? String == "BuddyDeviceChangeMessage" }.compactMap { $0["change"] as? String }
+            #expect(changes == ["DEVICE_DELETED", "DEVICE_ADDED", "DEVICE_RENAMED"])
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
     func buddyRequestErrors(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser()

@@ -131,6 +131,13 @@ import Testing
             let messages = try await server.messages(user)
             #expect(messages.count == 1)
             #expect((messages.first?["url"] as? String)?.count == 2048)
+            // keys are remembered for a week, then forgotten: the same key counts again
+            try await AnalysisService.purgeIdempotencyKeys(on: server.app.db)
+            #expect(try await ProcessedAnalyzerEvent.query(on: server.app.db).count() == 1)
+            try await AnalysisService.purgeIdempotencyKeys(on: server.app.db, now: Date().addingTimeInterval(8 * 86_400))
+            #expect(try await ProcessedAnalyzerEvent.query(on: server.app.db).count() == 0)
+            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://poker.example/again", idempotencyKey: "evt-1")
+            #expect(try await server.messages(user).count == 2)
         }
     }
 

@@ -5,6 +5,15 @@ import Testing
 
 /// api.md "New-device requests": every step and every error code of the OTP flow.
 @Suite struct NewDeviceRequestTests {
+    /// Adds a device to a user the way a new phone joins: a request with an OTP, then the registration.
+    static func addDevice(_ server: some APIDriving, _ user: TestUser, name: String) async throws {
+        let set = try await server.request(.PUT, requestPath(user.mobileNumber), headers: user.passwordHeader, json: ["newDeviceRequestPassword": "Add-\(name)"])
+        try #require(set.status == 204, "\(set.text)")
+        let registered = try await server.request(.POST, "\(user.path)/devices/", headers: [("Yona-NewDeviceRequestPassword", "Add-\(name)")], json: [
+            "name": name, "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1])
+        try #require(registered.status == 201, "\(registered.text)")
+    }
+
     static func requestPath(_ number: String) -> String {
         "/newDeviceRequests/" + number.replacingOccurrences(of: "+", with: "%2B")
     }

@@ -211,6 +211,7 @@ final class PushWorker: LifecycleHandler, @unchecked Sendable {
             while !Task.isCancelled {
                 if Date().timeIntervalSince(lastPrune) > 3600 {
                     _ = try? await dispatcher.pruneStaleTokens()
+                    try? await AnalysisService.purgeIdempotencyKeys(on: app.db)
                     lastPrune = Date()
                 }
                 if Date().timeIntervalSince(lastAnnouncementPurge) > 60 {

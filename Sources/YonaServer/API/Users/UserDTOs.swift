@@ -117,7 +117,12 @@ struct OwnDeviceDTO: Encodable, Sendable {
 struct BuddyUserDTO: Encodable {
     struct Embedded: Encodable {
         let goals: HALCollection<GoalDTO>
-        enum CodingKeys: String, CodingKey { case goals = "yona:goals" }
+        let devices: HALCollection<BuddyDeviceDTO>?
+        enum CodingKeys: String, CodingKey { case goals = "yona:goals", devices = "yona:devices" }
+    }
+    /// A buddy's device: its name only (never its Instance ID, operating system or versions).
+    struct BuddyDeviceDTO: Encodable {
+        let name: String
     }
     let firstName: String
     let lastName: String

@@ -46,12 +46,18 @@ struct UserRendering {
             yonaPassword: nil, _embedded: nil, _links: halLinks)
     }
 
-    /// A buddy's user as the requester may see it: names, number, nickname and goals, never devices' tokens.
+    /// A buddy's user as the requester may see it: names, number, nickname, goals and device names (as the
+    /// buddy last announced them), never tokens, operating systems or versions.
     func buddyUser(_ buddy: PrivateBuddy, goals: [Goal], requester: UnlockedUser) -> BuddyUserDTO {
         let items = goals.map { goal($0, ownerID: buddy.userID, editable: false, topLevel: false) }
         return BuddyUserDTO(
             firstName: buddy.firstName, lastName: buddy.lastName, nickname: buddy.nickname, mobileNumber: buddy.mobileNumber,
-            _embedded: .init(goals: HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: links.goals(buddy.userID), topLevel: false))),
+            _embedded: .init(
+                goals: HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: links.goals(buddy.userID), topLevel: false)),
+                devices: buddy.deviceNames.map { names in
+                    HALCollection(rel: "yona:devices", items: names.map { BuddyUserDTO.BuddyDeviceDTO(name: $0) },
+                                  links: HALLinks(self: links.devices(buddy.userID), topLevel: false))
+                }),
             _links: HALLinks(self: links.user(buddy.userID, requestingUserID: requester.id, requestingDeviceID: nil)))
     }
 

@@ -137,4 +137,12 @@ struct AnalysisService: Sendable {
         KeyedHash.hash(userAnonymizedID.bytes + Array(key.utf8), key: Array("yona/idempotency/v1".utf8), outputLength: 16)
             .map { String(format: "%02x", $0) }.joined()
     }
+
+    /// How long an idempotency key is remembered: a classifier retries within minutes, not weeks.
+    static let idempotencyKeyLifetime: TimeInterval = 7 * 86_400
+
+    /// Forgets idempotency keys older than their lifetime; every instance runs it now and then.
+    static func purgeIdempotencyKeys(on db: any Database, now: Date = Date()) async throws {
+        try await ProcessedAnalyzerEvent.query(on: db).filter(\.$processedAt < now.addingTimeInterval(-idempotencyKeyLifetime)).delete()
+    }
 }

@@ -48,7 +48,7 @@ struct BuddyService: Sendable {
                 try await MessageWriter.deliverNamed(to: inviteeID, on: tx, now: now, MessagePayload(
                     kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
                     status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
-                    buddyAnonymizedID: buddy.buddyAnonymizedID))
+                    buddyAnonymizedID: buddy.buddyAnonymizedID, deviceNames: user.privateData.devices.map(\.name)))
                 return updated
             }
         } catch let error as any DatabaseError where error.isConstraintFailure && invitee != nil {
@@ -87,7 +87,7 @@ struct BuddyService: Sendable {
                     id: UUID(), userID: sender.userID, firstName: sender.firstName, lastName: sender.lastName,
                     nickname: sender.nickname, mobileNumber: sender.mobileNumber, sendingStatus: .accepted,
                     receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
-                    buddyUserAnonymizedID: request.subjectUserAnonymizedID)
+                    buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames)
                 try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
                                           sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue).create(on: tx)
                 // The requester's half starts sharing now, so conflicts flow before the requester's next call.
@@ -106,7 +106,8 @@ struct BuddyService: Sendable {
             try await MessageWriter.reseal(message.id, recipient: me, on: tx, answered)
             try await MessageWriter.deliverNamed(to: sender.userID, on: tx, now: now, MessagePayload(
                 kind: .buddyConnectResponse, messageID: 0, subjectUserAnonymizedID: me,
-                status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID))
+                status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID,
+                deviceNames: accept ? user.privateData.devices.map(\.name) : nil))
             return updated
         }
     }
@@ -202,11 +203,18 @@ struct BuddyService: Sendable {
                     data.buddies[index].receivingStatus = .accepted
                     data.buddies[index].buddyUserAnonymizedID = payload.subjectUserAnonymizedID
                     if let nickname = payload.sender?.nickname { data.buddies[index].nickname = nickname }
+                    data.buddies[index].deviceNames = payload.deviceNames
                     data.buddies[index].lastStatusChangeTime = Date()
                 }
             }
             try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
             return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { $0.id == buddyID } }
+        case .buddyDeviceChange:
+            guard let sender = payload.sender, user.privateData.buddies.contains(where: { $0.userID == sender.userID }) else { return user }
+            return try await users.modifyPrivateData(user, on: tx) { data in
+                guard let index = data.buddies.firstIndex(where: { $0.userID == sender.userID }) else { return }
+                data.buddies[index].deviceNames = payload.deviceNames
+            }
         case .buddyDisconnect:
             let gone = user.privateData.buddies.filter {
                 $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID || $0.userID == payload.sender?.userID
@@ -276,6 +284,20 @@ struct BuddyService: Sendable {
         for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
             guard let recipient = buddy.buddyUserAnonymizedID else { continue }
             try await MessageWriter.deliver(to: recipient, on: db, now: now, makePayload)
+        }
+    }
+
+    /// Tells every accepted buddy's identity about a change of the user's devices, through the buddy's named
+    /// inbox: the buddy's own buddy list (which keeps the device names its buddy view shows) is sealed under
+    /// the buddy's key, so only the buddy's next call can update it. The message then moves to the anonymous
+    /// inbox like any direct message (and is pushed then).
+    static func announceDevices(_ user: UnlockedUser, deviceNames: [String], on db: any Database,
+                                change: String, oldName: String?, newName: String?) async throws {
+        let now = Date()
+        for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
+            try await MessageWriter.deliverNamed(to: buddy.userID, on: db, now: now, MessagePayload(
+                kind: .buddyDeviceChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                sender: sender(user), change: change, oldName: oldName, newName: newName, deviceNames: deviceNames))
         }
     }
 

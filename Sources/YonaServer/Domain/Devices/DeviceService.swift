@@ -73,6 +73,7 @@ struct DeviceService: Sendable {
                 data.devices.removeAll { $0.id == deviceID }
             }
             try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID).delete()
+            try await Self.announce(user, change: "DEVICE_DELETED", oldName: current.device.name, newName: nil, on: tx)
         }
     }
 
@@ -94,10 +95,13 @@ struct DeviceService: Sendable {
     }
 
     private static func announce(_ user: UnlockedUser, change: String, oldName: String?, newName: String?, on tx: any Database) async throws {
-        try await BuddyService.announce(user, on: tx) { id in
-            MessagePayload(kind: .buddyDeviceChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                           change: change, oldName: oldName, newName: newName)
+        var names = user.privateData.devices.map(\.name)
+        switch change {
+        case "DEVICE_ADDED": names.append(newName ?? "")
+        case "DEVICE_RENAMED": names = names.map { $0 == oldName ? newName ?? $0 : $0 }
+        default: names.removeAll { $0 == oldName }
         }
+        try await BuddyService.announceDevices(user, deviceNames: names, on: tx, change: change, oldName: oldName, newName: newName)
     }
 
     private static func checkNameIsFree(_ name: String, in data: UserPrivateData, except deviceID: UUID?) throws {

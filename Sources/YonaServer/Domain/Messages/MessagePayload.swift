@@ -39,12 +39,14 @@ struct MessagePayload: Codable, Sendable, Equatable {
     var originalMessageID: Int64? = nil
     /// Disclosure messages: the buddy's copy the disclosure is about.
     var buddyCopyMessageID: Int64? = nil
-    /// Change announcements: `GOAL_ADDED`, `GOAL_CHANGED`, `GOAL_DELETED`, `DEVICE_ADDED`, `DEVICE_RENAMED`.
+    /// Change announcements: `GOAL_ADDED`, `GOAL_CHANGED`, `GOAL_DELETED`, `DEVICE_ADDED`, `DEVICE_RENAMED`, `DEVICE_DELETED`.
     var change: String? = nil
     var oldName: String? = nil
     var newName: String? = nil
     /// A system announcement's texts by locale; rendered in the locale the message is fetched in.
     var translations: [String: String]? = nil
+    /// Buddy requests, responses and device changes: the sender's device names, all of them, as of sending.
+    var deviceNames: [String]? = nil
 
     struct Sender: Codable, Sendable, Equatable {
         var userID: UUID

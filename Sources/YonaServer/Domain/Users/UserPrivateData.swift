@@ -67,6 +67,8 @@ struct PrivateBuddy: Codable, Sendable, Equatable {
     var buddyAnonymizedID: UUID
     /// The buddy's anonymized user, known once the relation is accepted.
     var buddyUserAnonymizedID: UUID?
+    /// The buddy's device names as the buddy last announced them (nil until the first announcement).
+    var deviceNames: [String]? = nil
 }
 
 /// A device as its owner knows it: the name and the hidden link to its anonymized row.
