@@ -38,7 +38,7 @@ struct OverwriteService: Sendable {
         let oldID = old.id!
         guard old.overwriteFailedAttempts < Self.maxFailedAttempts else { throw YonaError(.tooManyFailedOverwriteAttempts) }
         guard SecretMemory.constantTimeEquals(Array(users.recovery.hashOverwriteCode(code, userID: oldID)), Array(stored)) else {
-            guard let failures = try await recordFailure(userID: oldID) else { throw YonaError(.tooManyFailedOverwriteAttempts) }
+            guard let failures = try await User.recordFailure(.overwrite, of: oldID, limit: Self.maxFailedAttempts, on: db) else { throw YonaError(.tooManyFailedOverwriteAttempts) }
             throw YonaError(.overwriteCodeMismatch, remainingAttempts: Self.maxFailedAttempts - failures)
         }
         let oldAnonymizedID = old.recoveryBlob.flatMap { users.recovery.open($0, userID: oldID) }
@@ -50,15 +50,5 @@ struct OverwriteService: Sendable {
             guard claimed != nil else { throw YonaError(.overwriteCodeNotSet) }
             if let oldAnonymizedID { try await UserService.deleteAnonymizedPart(oldAnonymizedID, on: tx) }
         }
-    }
-
-    /// Adds one failure unless the code is already used up; returns the new count, or nil if it was.
-    private func recordFailure(userID: UUID) async throws -> Int? {
-        let row = try await db.sql.raw("""
-            UPDATE users SET overwrite_failed_attempts = overwrite_failed_attempts + 1
-            WHERE id = \(bind: userID) AND overwrite_failed_attempts < \(bind: Self.maxFailedAttempts)
-            RETURNING overwrite_failed_attempts
-            """).first()
-        return try row?.decode(column: "overwrite_failed_attempts", as: Int.self)
     }
 }

@@ -132,7 +132,7 @@ struct UserService: Sendable {
         }
         let expected = try user.key.open(EncryptedBlob(bytes: Array(stored)), field: Self.confirmationCodeField, recordID: user.id)
         guard SecretMemory.constantTimeEquals(expected, Array(code.utf8)) else {
-            let failures = try await recordFailedConfirmation(userID: user.id)
+            let failures = try await User.recordFailure(.confirmation, of: user.id, limit: Self.maxConfirmationAttempts, on: db)
             guard let failures else { throw YonaError(.tooManyFailedConfirmationAttempts) }
             throw YonaError(.confirmationCodeMismatch, remainingAttempts: Self.maxConfirmationAttempts - failures)
         }
@@ -252,15 +252,5 @@ struct UserService: Sendable {
 
     func newConfirmationCode() -> String {
         testServer ? "1234" : String(format: "%04u", SecureRandom.uniform(10_000))
-    }
-
-    /// Adds one failure unless the code is already locked; returns the new count, or nil if it was locked.
-    private func recordFailedConfirmation(userID: UUID) async throws -> Int? {
-        let row = try await db.sql.raw("""
-            UPDATE users SET confirmation_failed_attempts = confirmation_failed_attempts + 1
-            WHERE id = \(bind: userID) AND confirmation_failed_attempts < \(bind: Self.maxConfirmationAttempts)
-            RETURNING confirmation_failed_attempts
-            """).first()
-        return try row?.decode(column: "confirmation_failed_attempts", as: Int.self)
     }
 }
