@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteNIO
 import Testing
 @testable import YonaServer
 
@@ -21,6 +22,17 @@ import Testing
                 #expect(response.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true, "\(name)")
             }
         }
+    }
+
+    /// SQLite lock contention is a retryable 503 with `Retry-After`, never a 500 (the transaction rolled back).
+    @Test func sqliteLockContentionIsRetryableNotUnexpected() {
+        for reason: SQLiteError.Reason in [.busy, .busyInSnapshot, .busyTimeout, .locked] {
+            #expect(ErrorMappingMiddleware.isContention(reason), "\(reason)")
+        }
+        for reason: SQLiteError.Reason in [.constraint, .error, .corrupt, .full] {
+            #expect(!ErrorMappingMiddleware.isContention(reason), "\(reason)")
+        }
+        #expect(ErrorCode.serviceUnavailable.status == .serviceUnavailable)
     }
 
     @Test func unknownPathsAndWrongMethods() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import AsyncKit
+import SQLiteNIO
 import Vapor
 
 /// The one place where an error becomes a response: `{"code","message","correlationId"}` with the
@@ -24,6 +25,10 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
         case is ConnectionPoolTimeoutError:
             // Overload, not a bug: tell the client to come back shortly.
             return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
+        case let sqlite as SQLiteError where isContention(sqlite.reason):
+            // SQLite refuses, rather than waits for, a transaction that read and then wants to write while another
+            // connection holds the write lock. Nothing was written (the transaction rolled back): a retry succeeds.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
         case let abort as any AbortError:
             switch abort.status {
             case .notFound where request.route == nil:
@@ -36,6 +41,14 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
             }
         default:
             return YonaError(.unexpected)
+        }
+    }
+
+    /// SQLite's answers for "another connection holds the lock", which a retry resolves.
+    static func isContention(_ reason: SQLiteError.Reason) -> Bool {
+        switch reason {
+        case .busy, .busyInSnapshot, .busyTimeout, .busyInRecovery, .locked, .lockedBySharedCache: true
+        default: false
         }
     }
 
