@@ -36,7 +36,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory),
-        sms: LogSMSSender(logger: app.logger),
+        sms: makeSMSSender(config.sms, logger: app.logger),
         email: LogEmailSender(logger: app.logger, keepLast: config.testServer),
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
@@ -78,6 +78,14 @@ struct NewDeviceRequestPurger: LifecycleHandler {
     func shutdownAsync(_ app: Application) async {
         box.task?.cancel()
         _ = await box.task?.value
+    }
+}
+
+/// The configured SMS sender.
+func makeSMSSender(_ settings: AppConfig.SMSSettings, logger: Logger) -> any SMSSender {
+    switch settings {
+    case .log: LogSMSSender(logger: logger)
+    case .http(let url, let token, let from): HTTPSMSSender(url: url, token: token, from: from, client: .shared, logger: logger)
     }
 }
 

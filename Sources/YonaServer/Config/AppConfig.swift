@@ -34,6 +34,14 @@ public struct AppConfig: Sendable {
     public var fcmEndpoint: String
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
+    /// Where texts go: the `log` (records that a text went out, sends nothing) or an HTTP gateway.
+    public var sms: SMSSettings = .log
+
+    public enum SMSSettings: Sendable, Equatable {
+        case log
+        /// `POST {url}` with `{"from","to","text"}`, `Authorization: Bearer {token}` when a token is set.
+        case http(url: String, token: String?, from: String)
+    }
 
     /// Where links in pushes point: the public base URL, or the listen address.
     var pushBaseURL: String { publicBaseURL ?? "http://\(host):\(port)" }
@@ -141,6 +149,21 @@ public struct AppConfig: Sendable {
                 throw Invalid(variable: "YONA_PUSH_PROVIDER", problem: "is 'fcm' but YONA_FCM_SERVICE_ACCOUNT is not set")
             }
             config.pushProvider = provider
+        }
+        if let provider = env["YONA_SMS_PROVIDER"] {
+            switch provider {
+            case "log": config.sms = .log
+            case "http":
+                guard let raw = env["YONA_SMS_GATEWAY_URL"], let url = URL(string: raw), ["http", "https"].contains(url.scheme ?? ""),
+                      url.host != nil else {
+                    throw Invalid(variable: "YONA_SMS_GATEWAY_URL", problem: "must be the gateway's absolute http(s) URL when YONA_SMS_PROVIDER is 'http'")
+                }
+                let from = env["YONA_SMS_FROM"] ?? "Yona"
+                guard !from.isEmpty, from.count <= 16 else { throw Invalid(variable: "YONA_SMS_FROM", problem: "must be 1-16 characters") }
+                config.sms = .http(url: raw, token: env["YONA_SMS_GATEWAY_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }, from: from)
+            default:
+                throw Invalid(variable: "YONA_SMS_PROVIDER", problem: "must be 'log' or 'http'")
+            }
         }
         if let raw = env["YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"] {
             config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))

@@ -1,0 +1,90 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+import Vapor
+@testable import YonaServer
+
+/// operations.md "Configuration" (`YONA_SMS_PROVIDER=http`): texts go to an HTTP gateway, here a local one
+/// that records what it gets and refuses numbers ending in 99.
+@Suite struct SMSGatewayTests {
+    final class Gateway: Sendable {
+        struct Received: Sendable {
+            let authorization: String?
+            let body: [String: String]
+        }
+        let app: Application
+        let url: String
+        let received: NIOLockedValueBox<[Received]>
+
+        init() async throws {
+            app = try await Application.make(.testing)
+            app.logger.logLevel = .warning
+            let box = NIOLockedValueBox<[Received]>([])
+            app.post("send") { req async throws -> HTTPStatus in
+                let body = try req.content.decode([String: String].self)
+                box.withLockedValue { $0.append(Received(authorization: req.headers.first(name: .authorization), body: body)) }
+                return body["to"]?.hasSuffix("99") == true ? .serviceUnavailable : .accepted
+            }
+            try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+            url = "http://127.0.0.1:\(app.http.server.shared.localAddress!.port!)/send"
+            received = box
+        }
+
+        func texts(to number: String) -> [Received] { received.withLockedValue { $0.filter { $0.body["to"] == number } } }
+
+        func stop() async {
+            await app.server.shutdown()
+            try? await app.asyncShutdown()
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func codesAndInvitationsGoThroughTheGateway(db: TestDatabase) async throws {
+        let gateway = try await Gateway()
+        try await withServer(db, adjust: { $0.sms = .http(url: gateway.url, token: "sms-gateway-token", from: "Yona") }) { server in
+            // act: a new account, an invitation, an overwrite request
+            let richard = try await server.createUser(confirm: false)
+            let confirmation = try #require(gateway.texts(to: richard.mobileNumber).first)
+            #expect(confirmation.authorization == "Bearer sms-gateway-token")
+            #expect(confirmation.body["from"] == "Yona")
+            #expect(confirmation.body["text"] == "Your Yona confirmation code: 1234")
+            let confirmed = try await server.request(.POST, "\(richard.path)/confirmMobileNumber", headers: richard.passwordHeader, json: ["code": "1234"])
+            #expect(confirmed.status == 200)
+            let invitee = randomMobileNumber()
+            let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
+                "_embedded": ["yona:user": ["firstName": "Ivo", "lastName": "X", "mobileNumber": invitee]],
+                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            #expect(invited.status == 201, "\(invited.text)")
+            let invitation = try #require(gateway.texts(to: invitee).first?.body["text"])
+            #expect(invitation.contains("invites you to become buddies on Yona: \(server.baseURL)/users/"))
+            #expect(invitation.contains("tempPassword="))
+            let encoded = richard.mobileNumber.replacingOccurrences(of: "+", with: "%2B")
+            #expect(try await server.request(.POST, "/admin/requestUserOverwrite/?mobileNumber=\(encoded)").status == 204)
+            #expect(gateway.texts(to: richard.mobileNumber).last?.body["text"] == "Your Yona code to move your account to a new phone: 1234")
+            // a gateway that refuses does not fail the request; the user can ask for the code again
+            let refused = "+3161234" + String(format: "%02u", UInt32.random(in: 0..<100)) + "99"
+            let created = try await server.request(.POST, "/users/", json: ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": refused])
+            #expect(created.status == 201, "\(created.text)")
+            #expect(gateway.texts(to: refused).count == 1)
+        }
+        await gateway.stop()
+    }
+
+    @Test func gatewaySettingsAreChecked() throws {
+        let config = try AppConfig.fromEnvironment(["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example/send",
+                                                    "YONA_SMS_GATEWAY_TOKEN": "t0ken", "YONA_SMS_FROM": "YonaNL"])
+        #expect(config.sms == .http(url: "https://sms.example/send", token: "t0ken", from: "YonaNL"))
+        #expect(try AppConfig.fromEnvironment([:]).sms == .log)
+        for (env, variable) in [(["YONA_SMS_PROVIDER": "pigeon"], "YONA_SMS_PROVIDER"),
+                                (["YONA_SMS_PROVIDER": "http"], "YONA_SMS_GATEWAY_URL"),
+                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "ftp://x"], "YONA_SMS_GATEWAY_URL"),
+                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example", "YONA_SMS_FROM": String(repeating: "x", count: 17)], "YONA_SMS_FROM")] {
+            do {
+                _ = try AppConfig.fromEnvironment(env)
+                Issue.record("\(env) was accepted")
+            } catch {
+                #expect(error.variable == variable, "\(env)")
+            }
+        }
+    }
+}
