@@ -62,16 +62,17 @@ struct CategoriesCommand: AsyncCommand {
         }
         return try array.enumerated().map { index, element in
             guard let object = element as? [String: Any] else { throw CommandFailure.usage("entry \(index) is not an object") }
-            let unknown = Set(object.keys).subtracting(ActivityCategoryRequest.allowedKeys).subtracting(["id"])
-            guard unknown.isEmpty else { throw CommandFailure.usage("entry \(index) has unknown properties: \(unknown.sorted().joined(separator: ", "))") }
             var id: UUID?
             if let raw = object["id"] {
                 guard let text = raw as? String, let parsed = UUID(uuidString: text) else { throw CommandFailure.usage("entry \(index) has a malformed id") }
                 id = parsed
             }
             do {
-                let request = try JSONDecoder().decode(ActivityCategoryRequest.self, from: try JSONSerialization.data(withJSONObject: object))
+                // The admin API's own rules (`id` is one of its ignored keys).
+                let request = try ActivityCategoryRequest.decodeStrict(from: try JSONSerialization.data(withJSONObject: object))
                 return Entry(id: id, category: try request.toModel(id: id ?? UUID()))
+            } catch let error as YonaError where error.code == .extraProperty {
+                throw CommandFailure.usage("entry \(index) has a property the admin API does not know")
             } catch {
                 throw CommandFailure.usage("entry \(index) is not a valid category (it needs localizableName with en-US and smoothwallCategories)")
             }

@@ -41,18 +41,12 @@ struct RecoveryKey: Sendable {
         if let configured, let bytes = Base64URL.decode(configured), bytes.count == byteCount {
             return try RecoveryKey(secret: bytes)
         }
-        let file = dataDirectory.appendingPathComponent("recovery-key")
-        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-           let bytes = Base64URL.decode(stored), bytes.count == byteCount {
-            return try RecoveryKey(secret: bytes)
+        let secret = try DataDirectorySecret.loadOrCreate(
+            file: "recovery-key", in: dataDirectory, variable: "YONA_RECOVERY_KEY",
+            isValid: { Base64URL.decode($0)?.count == byteCount }, generate: { Base64URL.encode(SecureRandom.bytes(byteCount)) })
+        if secret.created {
+            FileHandle.standardError.write(Data("Generated the recovery key for lost-phone overwrites (kept in \(secret.file.path)); give every instance the same YONA_RECOVERY_KEY.\n".utf8))
         }
-        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let bytes = SecureRandom.bytes(byteCount)
-        guard FileManager.default.createFile(atPath: file.path, contents: Data(Base64URL.encode(bytes).utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw AppConfig.Invalid(variable: "YONA_RECOVERY_KEY", problem: "is not set and \(file.path) cannot be written")
-        }
-        FileHandle.standardError.write(Data("Generated the recovery key for lost-phone overwrites (kept in \(file.path)); give every instance the same YONA_RECOVERY_KEY.\n".utf8))
-        return try RecoveryKey(secret: bytes)
+        return try RecoveryKey(secret: Base64URL.decode(secret.value)!)
     }
 }

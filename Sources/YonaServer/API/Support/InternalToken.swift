@@ -19,18 +19,13 @@ struct InternalTokenMiddleware: AsyncMiddleware {
 enum InternalToken {
     static func resolve(configured: String?, dataDirectory: URL) throws -> String {
         if let configured { return configured }
-        let file = dataDirectory.appendingPathComponent("internal-token")
-        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-           !stored.isEmpty {
-            return stored
+        let secret = try DataDirectorySecret.loadOrCreate(
+            file: "internal-token", in: dataDirectory, variable: "YONA_INTERNAL_TOKEN", isValid: { !$0.isEmpty },
+            generate: { SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined() })
+        if secret.created {
+            // Deliberately not through the logger: the operator sees it once on the console, logs never hold it.
+            FileHandle.standardError.write(Data("Generated the internal token for the analyzer and admin APIs (kept in \(secret.file.path)): \(secret.value)\n".utf8))
         }
-        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let token = SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
-        guard FileManager.default.createFile(atPath: file.path, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw AppConfig.Invalid(variable: "YONA_INTERNAL_TOKEN", problem: "is not set and \(file.path) cannot be written")
-        }
-        // Deliberately not through the logger: the operator sees it once on the console, logs never hold it.
-        FileHandle.standardError.write(Data("Generated the internal token for the analyzer and admin APIs (kept in \(file.path)): \(token)\n".utf8))
-        return token
+        return secret.value
     }
 }

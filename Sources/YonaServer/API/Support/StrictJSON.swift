@@ -13,24 +13,17 @@ extension StrictBody {
     static var ignoredKeys: Set<String> { [] }
 }
 
-extension Request {
-    /// Decodes a JSON body strictly: 415 unless JSON, invalid JSON, unknown and missing properties,
-    /// each with its contract code.
-    func decodeStrict<T: StrictBody>(_ type: T.Type) throws -> T {
-        guard let contentType = headers.contentType,
-              contentType.type == "application", contentType.subType == "json" || contentType.subType.hasSuffix("+json") else {
-            throw YonaError(.unsupportedMediaType)
-        }
-        guard let buffer = body.data, buffer.readableBytes > 0 else { throw YonaError(.invalidJSON) }
-        let data = Data(buffer.readableBytesView)
+extension StrictBody {
+    /// Decodes one JSON object strictly: invalid JSON, unknown and missing properties, each with its contract code.
+    static func decodeStrict(from data: Data) throws -> Self {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw YonaError(.invalidJSON)
         }
-        if object.keys.contains(where: { !T.allowedKeys.contains($0) && !T.ignoredKeys.contains($0) }) {
+        if object.keys.contains(where: { !allowedKeys.contains($0) && !ignoredKeys.contains($0) }) {
             throw YonaError(.extraProperty)
         }
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try JSONDecoder().decode(Self.self, from: data)
         } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
             throw YonaError(.missingProperty)
         } catch let error as YonaError {
@@ -38,6 +31,18 @@ extension Request {
         } catch {
             throw YonaError(.invalidJSON)
         }
+    }
+}
+
+extension Request {
+    /// Decodes a JSON body strictly (`StrictBody.decodeStrict`); 415 unless the body is JSON.
+    func decodeStrict<T: StrictBody>(_ type: T.Type) throws -> T {
+        guard let contentType = headers.contentType,
+              contentType.type == "application", contentType.subType == "json" || contentType.subType.hasSuffix("+json") else {
+            throw YonaError(.unsupportedMediaType)
+        }
+        guard let buffer = body.data, buffer.readableBytes > 0 else { throw YonaError(.invalidJSON) }
+        return try T.decodeStrict(from: Data(buffer.readableBytesView))
     }
 }
 

@@ -22,16 +22,13 @@ struct DeviceService: Sendable {
         let used = Set(try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id == anonymizedID).all(\.$deviceIndex))
         let index = (0...).first { !used.contains($0) }!
         let updated = try await db.transaction { tx in
-            try await DeviceAnonymized(
-                id: device.deviceAnonymizedID, userAnonymizedID: anonymizedID, deviceIndex: index,
-                operatingSystem: new.operatingSystem.rawValue, appVersion: new.appVersion,
-                appVersionCode: new.appVersionCode, firebaseInstanceID: new.firebaseInstanceID
-            ).create(on: tx)
-            try await Self.announce(user, change: "DEVICE_ADDED", oldName: nil, newName: new.name, on: tx)
-            return try await users.modifyPrivateData(user, on: tx) { data in
+            try await DeviceAnonymized(new, id: device.deviceAnonymizedID, userAnonymizedID: anonymizedID, deviceIndex: index).create(on: tx)
+            let updated = try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(new.name, in: data, except: nil)
                 data.devices.append(device)
             }
+            try await Self.announce(updated, change: "DEVICE_ADDED", oldName: nil, newName: new.name, on: tx)
+            return updated
         }
         return (updated, device)
     }
@@ -54,13 +51,14 @@ struct DeviceService: Sendable {
                     .update()
             }
             guard name != current.device.name else { return user }
-            // A new name is announced to buddies; a new Instance ID never is.
-            try await Self.announce(user, change: "DEVICE_RENAMED", oldName: current.device.name, newName: name, on: tx)
-            return try await users.modifyPrivateData(user, on: tx) { data in
+            let updated = try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(name, in: data, except: deviceID)
                 guard let index = data.devices.firstIndex(where: { $0.id == deviceID }) else { throw YonaError(.deviceNotFound) }
                 data.devices[index].name = name
             }
+            // A new name is announced to buddies; a new Instance ID never is.
+            try await Self.announce(updated, change: "DEVICE_RENAMED", oldName: current.device.name, newName: name, on: tx)
+            return updated
         }
     }
 
@@ -68,12 +66,12 @@ struct DeviceService: Sendable {
     func delete(_ deviceID: UUID, of user: UnlockedUser) async throws {
         let current = try await device(deviceID, of: user)
         try await db.transaction { tx in
-            _ = try await users.modifyPrivateData(user, on: tx) { data in
+            let updated = try await users.modifyPrivateData(user, on: tx) { data in
                 guard data.devices.count > 1 else { throw YonaError(.cannotDeleteLastDevice) }
                 data.devices.removeAll { $0.id == deviceID }
             }
             try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID).delete()
-            try await Self.announce(user, change: "DEVICE_DELETED", oldName: current.device.name, newName: nil, on: tx)
+            try await Self.announce(updated, change: "DEVICE_DELETED", oldName: current.device.name, newName: nil, on: tx)
         }
     }
 
@@ -94,14 +92,10 @@ struct DeviceService: Sendable {
             .update()
     }
 
+    /// Tells accepted buddies about a change, with the device names as just stored (`user` is the updated user).
     private static func announce(_ user: UnlockedUser, change: String, oldName: String?, newName: String?, on tx: any Database) async throws {
-        var names = user.privateData.devices.map(\.name)
-        switch change {
-        case "DEVICE_ADDED": names.append(newName ?? "")
-        case "DEVICE_RENAMED": names = names.map { $0 == oldName ? newName ?? $0 : $0 }
-        default: names.removeAll { $0 == oldName }
-        }
-        try await BuddyService.announceDevices(user, deviceNames: names, on: tx, change: change, oldName: oldName, newName: newName)
+        try await BuddyService.announceDevices(user, deviceNames: user.privateData.devices.map(\.name), on: tx,
+                                               change: change, oldName: oldName, newName: newName)
     }
 
     private static func checkNameIsFree(_ name: String, in data: UserPrivateData, except deviceID: UUID?) throws {

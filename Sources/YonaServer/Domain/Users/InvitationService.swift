@@ -102,11 +102,8 @@ struct InvitationService: Sendable {
                     RETURNING private_data_version
                     """).first()
                 guard let row else { throw YonaError(.decryptingData) }
-                try await DeviceAnonymized(
-                    id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID, deviceIndex: 0,
-                    operatingSystem: new.device.operatingSystem.rawValue, appVersion: new.device.appVersion,
-                    appVersionCode: new.device.appVersionCode, firebaseInstanceID: new.device.firebaseInstanceID
-                ).create(on: tx)
+                try await DeviceAnonymized(new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
+                                           deviceIndex: 0).create(on: tx)
                 return try row.decode(column: "private_data_version", as: Int.self)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {

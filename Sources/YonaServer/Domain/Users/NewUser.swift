@@ -43,3 +43,12 @@ struct NewUser: Sendable {
     let mobileNumber: MobileNumber
     let device: NewDevice
 }
+
+extension DeviceAnonymized {
+    /// The anonymized row of a device the app registers (first device, added device, taken-over account).
+    convenience init(_ device: NewDevice, id: UUID, userAnonymizedID: UUID, deviceIndex: Int) {
+        self.init(id: id, userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex,
+                  operatingSystem: device.operatingSystem.rawValue, appVersion: device.appVersion,
+                  appVersionCode: device.appVersionCode, firebaseInstanceID: device.firebaseInstanceID)
+    }
+}

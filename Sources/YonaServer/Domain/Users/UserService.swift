@@ -52,11 +52,8 @@ struct UserService: Sendable {
                 for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx, now: Date()) {
                     try await goal.create(on: tx)
                 }
-                try await DeviceAnonymized(
-                    id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID, deviceIndex: 0,
-                    operatingSystem: new.device.operatingSystem.rawValue, appVersion: new.device.appVersion,
-                    appVersionCode: new.device.appVersionCode, firebaseInstanceID: new.device.firebaseInstanceID
-                ).create(on: tx)
+                try await DeviceAnonymized(new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
+                                           deviceIndex: 0).create(on: tx)
                 try await AnnouncementService(db: tx).deliverActive(to: privateData.userAnonymizedID, on: tx)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
