@@ -16,7 +16,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     case .sqlite(let path):
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        app.databases.use(.serializedSQLite(path: path), as: .sqlite)
     case .postgres(let url):
         // Analyzer events of one user wait on a row lock while holding a connection, so one connection per
         // event loop would stall every other request on that loop behind them.
@@ -24,6 +24,7 @@ public func configure(_ app: Application, config: AppConfig) async throws {
                                     connectionPoolTimeout: .seconds(20)), as: .psql)
     }
     app.migrations.add(YonaMigrations.all)
+    if case .sqlite = config.database { try await app.db.enableWriteAheadLog() }
 
     let dataDirectory: URL
     if case .sqlite(let path) = config.database {
@@ -114,8 +115,6 @@ struct YonaServices: Sendable {
     let argon2: Argon2Pool
     let pushProvider: any PushProvider
     let metrics: YonaMetrics
-    /// Serializes analyzer writes (and announcement fan-out batches) on SQLite, where one process is the only writer.
-    let analyzerLock = AsyncSemaphore(permits: 1)
 }
 
 private struct YonaServicesKey: StorageKey {
@@ -139,7 +138,7 @@ extension Application {
     }
 
     var announcementFanOut: AnnouncementFanOut {
-        AnnouncementFanOut(db: db, skipLocked: usesPostgres, sqliteWriterLock: usesPostgres ? nil : yona.analyzerLock)
+        AnnouncementFanOut(db: db, skipLocked: usesPostgres)
     }
 
     var pushDispatcher: PushDispatcher {
@@ -178,8 +177,7 @@ extension Request {
     }
 
     var analysis: AnalysisService {
-        AnalysisService(db: db, rowLocks: application.usesPostgres, processLock: application.yona.analyzerLock,
-                        metrics: application.yona.metrics)
+        AnalysisService(db: db, rowLocks: application.usesPostgres, metrics: application.yona.metrics)
     }
 
     var newDeviceRequests: NewDeviceRequestService {

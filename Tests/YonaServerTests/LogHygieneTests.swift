@@ -67,7 +67,8 @@ import Testing
         let login = try await server.vpnLogin(bob)
         let url = "https://poker-\(marker).example/table?player=\(marker)"
         secrets += [url, "poker-\(marker)", login.userAnonymizedID]
-        _ = try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: url)
+        let visit = try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: url)
+        try #require(visit.status == 204, "visit: \(visit.status) \(visit.text)")
         let copy = try #require(try await server.messages(richard).first { $0["@type"] as? String == "GoalConflictMessage" })
         _ = try await server.request(.POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
                                      headers: richard.passwordHeader, json: ["properties": ["message": "Tell me \(marker)"]])

@@ -59,6 +59,8 @@ final class TestServer: APIDriving {
         // once would only load the two cores.
         config.push.workersEnabled = false
         config.push.pollInterval = 0.1
+        // Warnings and errors only, so a failure stands out in the run's output; YONA_TEST_LOG_LEVEL=info shows more.
+        config.logLevel = ProcessInfo.processInfo.environment["YONA_TEST_LOG_LEVEL"] ?? "warning"
         let location: String
         let dropDatabase: @Sendable () async -> Void
         switch database {

@@ -13,6 +13,8 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
             let yonaError = Self.classify(error, request: request)
             if yonaError.code == .unexpected {
                 request.logger.error("unexpected error", metadata: ["error_type": .string(String(reflecting: type(of: error)))])
+            } else if yonaError.code == .serviceUnavailable {
+                request.logger.warning("overloaded", metadata: ["cause": .string(Self.cause(of: error))])
             }
             return Self.response(for: yonaError, request: request)
         }
@@ -26,8 +28,8 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
             // Overload, not a bug: tell the client to come back shortly.
             return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
         case let sqlite as SQLiteError where isContention(sqlite.reason):
-            // SQLite refuses, rather than waits for, a transaction that read and then wants to write while another
-            // connection holds the write lock. Nothing was written (the transaction rolled back): a retry succeeds.
+            // Another process writes the same SQLite file (this process serializes its own writes, see
+            // SerializedWritesDatabase). Nothing was written (the transaction rolled back): a retry succeeds.
             return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
         case let abort as any AbortError:
             switch abort.status {
@@ -42,6 +44,13 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
         default:
             return YonaError(.unexpected)
         }
+    }
+
+    /// What made a request answer 503, for the operator: the error's type and, for SQLite, its reason (never a
+    /// message, which could quote a value).
+    static func cause(of error: any Error) -> String {
+        if let sqlite = error as? SQLiteError { return "sqlite: \(sqlite.reason)" }
+        return String(reflecting: type(of: error))
     }
 
     /// SQLite's answers for "another connection holds the lock", which a retry resolves.

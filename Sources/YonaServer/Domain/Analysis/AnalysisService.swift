@@ -25,9 +25,9 @@ struct AnalysisService: Sendable {
     static let maxURLLength = 2048
 
     let db: any Database
-    /// Row locks on PostgreSQL; on SQLite (one process, one writer) a process-wide lock.
+    /// Row locks on PostgreSQL; on SQLite every write transaction of the process already runs alone
+    /// (`SerializedWritesDatabase`).
     let rowLocks: Bool
-    let processLock: AsyncSemaphore
     var metrics: YonaMetrics? = nil
 
     /// Records the event; returns the ids of the messages it raised.
@@ -128,9 +128,7 @@ struct AnalysisService: Sendable {
                 return try await body(tx)
             }
         }
-        return try await processLock.withPermit {
-            try await db.transaction { tx in try await body(tx) }
-        }
+        return try await db.transaction { tx in try await body(tx) }
     }
 
     static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {

@@ -11,21 +11,13 @@ struct AnnouncementFanOut: Sendable {
 
     let db: any Database
     let skipLocked: Bool
-    /// On SQLite, the process-wide writer lock the analyzer holds too: SQLite refuses (rather than waits
-    /// for) a transaction that read first and then wants to write while another holds the write lock.
-    var sqliteWriterLock: AsyncSemaphore? = nil
 
     /// Delivers up to `limit` copies; returns how many recipients it took from the snapshot.
     @discardableResult
     func runOnce(limit: Int = 500, now: Date = Date()) async throws -> Int {
         // A cheap read first: the workers call this all the time, and most of the time there is nothing to do.
         guard try await db.sql.raw("SELECT 1 AS one FROM \(unsafeRaw: Self.recipientsTable) LIMIT 1").first() != nil else { return 0 }
-        guard let lock = sqliteWriterLock else { return try await runBatch(limit: limit, now: now) }
-        return try await lock.withPermit { try await runBatch(limit: limit, now: now) }
-    }
-
-    private func runBatch(limit: Int, now: Date) async throws -> Int {
-        try await db.transaction { tx in
+        return try await db.transaction { tx in
             let claimed = try await claim(limit: limit, on: tx)
             guard !claimed.isEmpty else { return 0 }
             let announcementIDs = Set(claimed.map(\.announcementID))

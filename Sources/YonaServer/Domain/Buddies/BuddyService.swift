@@ -140,7 +140,8 @@ struct BuddyService: Sendable {
     }
 
     /// Moves direct messages into the anonymous inbox (where they get an id and a push) and applies what
-    /// they mean to the user's own buddy list. Runs on each authenticated call.
+    /// they mean to the user's own buddy list. Runs on each authenticated call; when several calls of one
+    /// user run at once, each message is moved by exactly one of them (the one whose `DELETE` took it).
     func processNamedInbox(_ user: UnlockedUser) async throws -> UnlockedUser {
         let pending = try await NamedMessage.query(on: db).filter(\.$user.$id == user.id).sort(\.$createdAt).all()
         guard !pending.isEmpty, let secret = user.privateData.namedInboxSecretKey else { return user }
@@ -148,18 +149,18 @@ struct BuddyService: Sendable {
         return try await db.transaction { tx in
             var current = user
             for named in pending {
+                let claimed = try await tx.sql.raw("""
+                    DELETE FROM \(unsafeRaw: NamedMessage.schema) WHERE id = \(bind: named.requireID()) RETURNING id
+                    """).first()
+                guard claimed != nil else { continue }
                 guard let plaintext = try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox),
-                      let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext)) else {
-                    try await named.delete(on: tx)
-                    continue
-                }
+                      let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext)) else { continue }
                 current = try await apply(payload, to: current, on: tx)
                 try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: named.createdAt) { id in
                     var moved = payload
                     moved.messageID = id
                     return moved
                 }
-                try await named.delete(on: tx)
             }
             return current
         }
