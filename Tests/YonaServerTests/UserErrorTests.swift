@@ -52,6 +52,9 @@ import Testing
                 ("device name too long", with(device.merging(["deviceName": String(repeating: "x", count: 21)]) { $1 }), "error.device.invalid.device.name"),
                 ("device name with colon", with(device.merging(["deviceName": "a:b"]) { $1 }), "error.device.invalid.device.name"),
                 ("wrong type", with(["firstName": 12]), "error.request.invalid.json"),
+                // PostgreSQL's text columns refuse NUL (the app version is stored as text): 400, not 500
+                ("NUL in a stored text", with(device.merging(["deviceAppVersion": "1.0\u{0}"]) { $1 }), "error.request.invalid.json"),
+                ("NUL in a sealed text", with(["nickname": "a\u{0}b"]), "error.request.invalid.json"),
             ]
             for (name, body, code) in cases {
                 let response = try await server.request(.POST, "/users/", json: body)

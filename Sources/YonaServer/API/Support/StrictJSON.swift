@@ -22,6 +22,8 @@ extension StrictBody {
         if object.keys.contains(where: { !allowedKeys.contains($0) && !ignoredKeys.contains($0) }) {
             throw YonaError(.extraProperty)
         }
+        // No text anyone sends has a NUL character, and PostgreSQL's text columns refuse it (a 500 otherwise).
+        if containsNUL(object) { throw YonaError(.invalidJSON) }
         do {
             return try JSONDecoder().decode(Self.self, from: data)
         } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
@@ -31,6 +33,15 @@ extension StrictBody {
         } catch {
             throw YonaError(.invalidJSON)
         }
+    }
+}
+
+private func containsNUL(_ value: Any) -> Bool {
+    switch value {
+    case let text as String: text.unicodeScalars.contains("\u{0}")
+    case let object as [String: Any]: object.contains { containsNUL($0.key) || containsNUL($0.value) }
+    case let array as [Any]: array.contains(where: containsNUL)
+    default: false
     }
 }
 
