@@ -82,4 +82,43 @@ import Testing
             #expect(count == 0)
         }
     }
+
+    /// The app fires several calls at once; each change waiting for the user (a buddy's device list, a buddy
+    /// whose account was replaced) must reach the inbox once, not once per call.
+    @Test(arguments: TestDatabase.available)
+    func parallelCallsOfOneUserApplyEachPendingChangeOnce(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard has buddies Bob and Carol; Bob renames his phone three times; Carol loses hers
+            let richard = try await server.createUser()
+            let bob = try await server.createUser(extra: BuddyTests.phone("fiid-bob"))
+            let carol = try await server.createUser()
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            try await BuddyTests.connect(server, richard: richard, bob: carol)
+            _ = try await server.messages(richard)
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, bob)
+            for name in ["One", "Two", "Three"] {
+                let renamed = try await server.request(.PUT, "\(bob.path)/devices/\(deviceID)", headers: bob.passwordHeader, json: ["name": name])
+                try #require(renamed.status == 200, "\(renamed.text)")
+            }
+            try #require(try await OverwriteTests.requestCode(server, carol.mobileNumber).status == 204)
+            try #require(try await OverwriteTests.overwrite(server, carol.mobileNumber).status == 201)
+
+            // act: eight calls of Richard's at once
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for call in 0..<8 {
+                    group.addTask {
+                        let path = call % 2 == 0 ? "\(richard.path)/messages/" : richard.profilePath
+                        return try await server.request(.GET, path, headers: richard.passwordHeader).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+
+            // check
+            #expect(statuses == Array(repeating: 200, count: 8))
+            let types = try await server.messages(richard, query: "?size=100").compactMap { $0["@type"] as? String }
+            #expect(types.filter { $0 == "BuddyDeviceChangeMessage" }.count == 3)
+            #expect(types.filter { $0 == "BuddyDisconnectMessage" }.count == 1)
+        }
+    }
 }

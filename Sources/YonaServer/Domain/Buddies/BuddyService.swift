@@ -178,7 +178,14 @@ struct BuddyService: Sendable {
         let now = Date()
         let me = user.privateData.userAnonymizedID
         return try await db.transaction { tx in
-            for buddy in vanished {
+            // Only the call whose write removed them tells the user (the app sends several calls at once).
+            let gone = Set(vanished.map(\.id))
+            var removed: [PrivateBuddy] = []
+            let updated = try await users.modifyPrivateData(user, on: tx) { data in
+                removed = data.buddies.filter { gone.contains($0.id) }
+                data.buddies.removeAll { gone.contains($0.id) }
+            }
+            for buddy in removed {
                 try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
                 try await MessageWriter.deliver(to: me, on: tx, now: now) { id in
                     MessagePayload(kind: .buddyDisconnect, messageID: id,
@@ -188,8 +195,7 @@ struct BuddyService: Sendable {
                                    reason: "USER_ACCOUNT_DELETED")
                 }
             }
-            let gone = Set(vanished.map(\.id))
-            return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { gone.contains($0.id) } }
+            return updated
         }
     }
 
