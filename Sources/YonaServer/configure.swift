@@ -3,6 +3,7 @@ import FluentPostgresDriver
 import FluentSQLiteDriver
 import Foundation
 import AsyncHTTPClient
+import NIOPosix
 import Vapor
 
 /// Wires the application exactly as production runs it; the tests call this too.
@@ -33,13 +34,18 @@ public func configure(_ app: Application, config: AppConfig) async throws {
         dataDirectory = URL(fileURLWithPath: "./data")
     }
     let metrics = YonaMetrics()
+    // Argon2id gets threads of its own: on the application's pool (one thread per core) every SQLite query
+    // and file read queued behind the hashing (`scripts/bench kdf`, docs/performance.md).
+    let hashingThreads = NIOThreadPool(numberOfThreads: System.coreCount)
+    hashingThreads.start()
+    app.lifecycle.use(ThreadPoolStopper(pool: hashingThreads))
     app.yona = YonaServices(
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
         recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory),
         sms: makeSMSSender(config.sms, logger: app.logger),
         email: LogEmailSender(logger: app.logger, keepLast: config.testServer),
-        argon2: Argon2Pool(limits: config.kdfLimits, threadPool: app.threadPool, metrics: metrics),
+        argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
         metrics: metrics)
 
@@ -57,6 +63,15 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.lifecycle.use(NewDeviceRequestPurger())
     app.lifecycle.use(PushWorker { app in app.pushDispatcher })
     routes(app)
+}
+
+/// Stops a thread pool the application started for itself when the application stops.
+struct ThreadPoolStopper: LifecycleHandler {
+    let pool: NIOThreadPool
+
+    func shutdownAsync(_ app: Application) async {
+        try? await pool.shutdownGracefully()
+    }
 }
 
 /// Deletes expired new-device requests every few minutes while the app runs.

@@ -2,7 +2,7 @@ import Foundation
 import NIOPosix
 import YonaCrypto
 
-/// Runs Argon2id on NIO's blocking thread pool, never on an event loop, with at most `maxConcurrent`
+/// Runs Argon2id on a NIO thread pool of its own, never on an event loop, with at most `maxConcurrent`
 /// derivations at a time so that memory stays bounded (each one takes `limits.memLimit` bytes).
 final class Argon2Pool: Sendable {
     let limits: PasswordHash.Limits
