@@ -192,7 +192,7 @@ extension Request {
     }
 
     var analysis: AnalysisService {
-        AnalysisService(db: db, rowLocks: application.usesPostgres, metrics: application.yona.metrics)
+        AnalysisService(db: db, metrics: application.yona.metrics)
     }
 
     var newDeviceRequests: NewDeviceRequestService {

@@ -121,4 +121,77 @@ import Testing
             #expect(types.filter { $0 == "BuddyDisconnectMessage" }.count == 1)
         }
     }
+
+    /// A double tap sends an action twice at once. One wins; the other is answered as a repeat would be
+    /// (`error.message.action.not.supported`), and nothing is done twice.
+    @Test(arguments: TestDatabase.available)
+    func anActionTappedTwiceAtOnceIsDoneOnce(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard asks Bob to be his buddy
+            let richard = try await server.createUser()
+            let bob = try await server.createUser()
+            let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
+                "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber]],
+                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            try #require(invited.status == 201, "\(invited.text)")
+            let request = try #require(try await server.messages(bob).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
+            let accept = try #require(value(request, "_links", "yona:accept", "href") as? String)
+
+            // act: Bob's accept arrives twice at once
+            async let first = server.request(.POST, accept, headers: bob.passwordHeader, json: ["properties": [:] as [String: Any]])
+            async let second = server.request(.POST, accept, headers: bob.passwordHeader, json: ["properties": [:] as [String: Any]])
+            let answers = try await [first, second]
+
+            // check: one acceptance, one buddy on each side, one answer for Richard
+            #expect(answers.map(\.status).sorted() == [200, 400], "\(answers.map(\.text))")
+            #expect(answers.contains { $0.errorCode == "error.message.action.not.supported" })
+            let bobsBuddies = try await server.request(.GET, "\(bob.path)/buddies/", headers: bob.passwordHeader)
+            #expect((value(bobsBuddies.json, "_embedded", "yona:buddies") as? [Any])?.count == 1)
+            let richardsTypes = try await server.messages(richard).compactMap { $0["@type"] as? String }
+            #expect(richardsTypes.filter { $0 == "BuddyConnectResponseMessage" }.count == 1)
+            #expect(try await BuddyAnonymized.query(on: server.app.db).count() == 2)
+
+            // and a disclosure request tapped twice reaches Bob once
+            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
+            let login = try await server.vpnLogin(bob)
+            try #require(try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: "https://p.example").status == 204)
+            let copy = try #require(try await server.messages(richard).first { $0["@type"] as? String == "GoalConflictMessage" })
+            let disclose = try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String)
+            async let ask1 = server.request(.POST, disclose, headers: richard.passwordHeader, json: ["properties": [:] as [String: Any]])
+            async let ask2 = server.request(.POST, disclose, headers: richard.passwordHeader, json: ["properties": [:] as [String: Any]])
+            let asks = try await [ask1, ask2]
+            #expect(asks.map(\.status).sorted() == [200, 400], "\(asks.map(\.text))")
+            let bobsTypes = try await server.messages(bob).compactMap { $0["@type"] as? String }
+            #expect(bobsTypes.filter { $0 == "DisclosureRequestMessage" }.count == 1)
+        }
+    }
+
+    /// New phones registered at the same moment each get a device index of their own (it used to be taken
+    /// before the transaction, so two could pick the same one and the second failed with a 500).
+    @Test(arguments: TestDatabase.available)
+    func devicesRegisteredAtOnceGetIndexesOfTheirOwn(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup
+            let user = try await server.createUser(extra: BuddyTests.phone("fiid-first"))
+            let set = try await server.request(.PUT, NewDeviceRequestTests.requestPath(user.mobileNumber), headers: user.passwordHeader,
+                                               json: ["newDeviceRequestPassword": "Add-four"])
+            try #require(set.status == 204, "\(set.text)")
+
+            // act: four registrations at once
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for tablet in 0..<4 {
+                    group.addTask {
+                        try await server.request(.POST, "\(user.path)/devices/", headers: [("Yona-NewDeviceRequestPassword", "Add-four")], json: [
+                            "name": "Tablet \(tablet)", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1]).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+
+            // check
+            #expect(statuses == [201, 201, 201, 201])
+            let indexes = try await DeviceAnonymized.query(on: server.app.db).all(\.$deviceIndex)
+            #expect(indexes.sorted() == [0, 1, 2, 3, 4])
+        }
+    }
 }

@@ -25,7 +25,7 @@ struct SimulateCommand: AsyncCommand {
         }
         guard let category = signature.category, !category.isEmpty else { throw CommandFailure.usage("--category is required") }
         let app = context.application
-        let analysis = AnalysisService(db: app.db, rowLocks: app.usesPostgres, metrics: app.yona.metrics)
+        let analysis = AnalysisService(db: app.db, metrics: app.yona.metrics)
         do {
             let raised = try await analysis.record(ActivityEvent(
                 userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex, categoryNames: [category], matchApplications: false,

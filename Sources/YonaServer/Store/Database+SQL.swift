@@ -10,3 +10,13 @@ extension Database {
         return sql
     }
 }
+
+extension Database {
+    /// Makes the rest of this transaction the only one working on one anonymized user's rows: a row lock on
+    /// PostgreSQL, so it holds across instances; on SQLite every write transaction of the process already
+    /// runs alone (`SerializedWritesDatabase`).
+    func lockAnonymizedUser(_ userAnonymizedID: UUID) async throws {
+        guard sql.dialect.name != "sqlite" else { return }
+        try await sql.raw("SELECT id FROM users_anonymized WHERE id = \(bind: userAnonymizedID) FOR UPDATE").run()
+    }
+}

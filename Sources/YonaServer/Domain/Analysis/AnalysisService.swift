@@ -25,9 +25,6 @@ struct AnalysisService: Sendable {
     static let maxURLLength = 2048
 
     let db: any Database
-    /// Row locks on PostgreSQL; on SQLite every write transaction of the process already runs alone
-    /// (`SerializedWritesDatabase`).
-    let rowLocks: Bool
     var metrics: YonaMetrics? = nil
 
     /// Records the event; returns the ids of the messages it raised.
@@ -122,13 +119,10 @@ struct AnalysisService: Sendable {
     }
 
     private func serialized<T: Sendable>(_ userAnonymizedID: UUID, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        if rowLocks {
-            return try await db.transaction { tx in
-                try await (tx as! any SQLDatabase).raw("SELECT id FROM users_anonymized WHERE id = \(bind: userAnonymizedID) FOR UPDATE").run()
-                return try await body(tx)
-            }
+        try await db.transaction { tx in
+            try await tx.lockAnonymizedUser(userAnonymizedID)
+            return try await body(tx)
         }
-        return try await db.transaction { tx in try await body(tx) }
     }
 
     static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {

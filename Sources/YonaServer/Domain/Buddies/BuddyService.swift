@@ -79,9 +79,11 @@ struct BuddyService: Sendable {
         }
         let now = Date()
         let me = user.privateData.userAnonymizedID
-        return try await db.transaction { tx in
+        var answered = request
+        answered.status = (accept ? Status.accepted : Status.rejected).rawValue
+        return try await db.transaction { [answered] tx in
+            try await MessageWriter.transition(message, recipient: me, on: tx, answered)
             var updated = user
-            var answered = request
             if accept {
                 let buddy = PrivateBuddy(
                     id: UUID(), userID: sender.userID, firstName: sender.firstName, lastName: sender.lastName,
@@ -102,8 +104,6 @@ struct BuddyService: Sendable {
                     data.buddies.append(buddy)
                 }
             }
-            answered.status = (accept ? Status.accepted : Status.rejected).rawValue
-            try await MessageWriter.reseal(message.id, recipient: me, on: tx, answered)
             try await MessageWriter.deliverNamed(to: sender.userID, on: tx, now: now, MessagePayload(
                 kind: .buddyConnectResponse, messageID: 0, subjectUserAnonymizedID: me,
                 status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID,
@@ -248,7 +248,7 @@ struct BuddyService: Sendable {
         payload.status = "DISCLOSURE_REQUESTED"
         let requested = payload
         try await db.transaction { tx in
-            try await MessageWriter.reseal(copy.id, recipient: user.privateData.userAnonymizedID, on: tx, requested)
+            try await MessageWriter.transition(copy, recipient: user.privateData.userAnonymizedID, on: tx, requested)
             try await MessageWriter.deliver(to: requested.subjectUserAnonymizedID, on: tx, now: Date()) { id in
                 MessagePayload(kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
                                activityCategoryID: requested.activityCategoryID, activityStartTime: requested.activityStartTime,
@@ -271,7 +271,7 @@ struct BuddyService: Sendable {
         payload.status = status
         let answered = payload
         try await db.transaction { tx in
-            try await MessageWriter.reseal(request.id, recipient: user.privateData.userAnonymizedID, on: tx, answered)
+            try await MessageWriter.transition(request, recipient: user.privateData.userAnonymizedID, on: tx, answered)
             var copy = original
             copy.url = accept ? original.url : nil
             copy.status = status

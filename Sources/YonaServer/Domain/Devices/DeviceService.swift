@@ -19,9 +19,11 @@ struct DeviceService: Sendable {
         try Self.checkNameIsFree(new.name, in: user.privateData, except: nil)
         let device = UserDevice(id: UUID(), name: new.name, deviceAnonymizedID: UUID(), registrationTime: Date())
         let anonymizedID = user.privateData.userAnonymizedID
-        let used = Set(try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id == anonymizedID).all(\.$deviceIndex))
-        let index = (0...).first { !used.contains($0) }!
         let updated = try await db.transaction { tx in
+            // Two phones registering at once must not pick the same index.
+            try await tx.lockAnonymizedUser(anonymizedID)
+            let used = Set(try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == anonymizedID).all(\.$deviceIndex))
+            let index = (0...).first { !used.contains($0) }!
             try await DeviceAnonymized(new, id: device.deviceAnonymizedID, userAnonymizedID: anonymizedID, deviceIndex: index).create(on: tx)
             let updated = try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(new.name, in: data, except: nil)

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import YonaCrypto
 
 /// The one way a message comes to exist: sealed to the recipient's anonymous inbox and, in the same
@@ -37,12 +38,31 @@ enum MessageWriter {
 
     /// Replaces what a message says (its status, a disclosed URL), sealed again to the same inbox.
     static func reseal(_ messageID: Int64, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
-        guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else { return }
-        var payload = payload
-        payload.messageID = messageID
-        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
+        guard let sealed = try await seal(payload, id: messageID, to: recipient, on: db) else { return }
         try await Message.query(on: db).filter(\.$id == messageID).filter(\.$userAnonymized.$id == recipient)
-            .set(\.$sealedPayload, to: Data(sealed)).update()
+            .set(\.$sealedPayload, to: sealed).update()
+    }
+
+    /// Moves a message to the state an action gives it, only if it still holds the sealed bytes the action
+    /// read (sealed boxes are randomized, so equal bytes mean an unchanged message). Of two taps on the same
+    /// action at once one wins; the other gets `error.message.action.not.supported`, as a later repeat does.
+    /// Call it first in the action's transaction.
+    static func transition(_ message: OpenedMessage, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
+        guard let sealed = try await seal(payload, id: message.id, to: recipient, on: db) else { throw YonaError(.messageNotFound) }
+        let changed = try await db.sql.raw("""
+            UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: sealed)
+            WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: recipient) AND sealed_payload = \(bind: message.record.sealedPayload)
+            RETURNING id
+            """).first()
+        guard changed != nil else { throw YonaError(.messageActionNotSupported) }
+    }
+
+    /// `payload` under message id `id`, sealed to the recipient's anonymous inbox; nil when the recipient is gone.
+    private static func seal(_ payload: MessagePayload, id: Int64, to recipient: UUID, on db: any Database) async throws -> Data? {
+        guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else { return nil }
+        var payload = payload
+        payload.messageID = id
+        return Data(try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey)))
     }
 
     /// Opens a message with the owner's inbox key; a payload that names another id is refused.
