@@ -16,23 +16,29 @@ struct RateLimiter: Sendable {
 
     /// Counts one attempt in each limit's bucket and refuses with 429 and `Retry-After` when any is exceeded.
     func hit(_ limits: [(Limit, String)], now: Date = Date()) async throws {
-        let sql = db.sql
         for (limit, subject) in limits {
-            let seconds = Int64(now.timeIntervalSince1970)
-            let windowStart = seconds - seconds % Int64(limit.window)
-            let bucket = Self.bucket(limit.name, subject)
-            let row = try await sql.raw("""
-                INSERT INTO rate_limit_counters (id, bucket, window_start, count)
-                VALUES (\(bind: UUID()), \(bind: bucket), \(bind: windowStart), 1)
-                ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
-                RETURNING count
-                """).first()
-            let count = try row?.decode(column: "count", as: Int.self) ?? 1
-            if count > limit.max {
-                throw YonaError(.tooManyRequests, retryAfterSeconds: Int(windowStart + Int64(limit.window) - seconds))
-            }
+            let (allowed, retryAfter) = try await count(limit, subject, now: now)
+            if !allowed { throw YonaError(.tooManyRequests, retryAfterSeconds: retryAfter) }
         }
+    }
+
+    /// Counts one use of `subject` under `limit`; false once the window's allowance is used up.
+    func allows(_ limit: Limit, _ subject: String, now: Date = Date()) async throws -> Bool {
+        try await count(limit, subject, now: now).allowed
+    }
+
+    private func count(_ limit: Limit, _ subject: String, now: Date) async throws -> (allowed: Bool, retryAfter: Int) {
+        let seconds = Int64(now.timeIntervalSince1970)
+        let windowStart = seconds - seconds % Int64(limit.window)
+        let row = try await db.sql.raw("""
+            INSERT INTO rate_limit_counters (id, bucket, window_start, count)
+            VALUES (\(bind: UUID()), \(bind: Self.bucket(limit.name, subject)), \(bind: windowStart), 1)
+            ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
+            RETURNING count
+            """).first()
         if Int.random(in: 0..<200) == 0 { try await purge(before: now.addingTimeInterval(-86_400)) }
+        let count = try row?.decode(column: "count", as: Int.self) ?? 1
+        return (count <= limit.max, Int(windowStart + Int64(limit.window) - seconds))
     }
 
     /// Drops windows that can no longer matter.

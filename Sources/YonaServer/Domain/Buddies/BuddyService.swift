@@ -10,6 +10,8 @@ struct BuddyService: Sendable {
     let db: any Database
     let users: UserService
 
+    var notices: MessageNotices { MessageNotices(db: db, sms: users.sms) }
+
     /// Where a new number is invited: the invitation service and the link that carries the temporary password.
     struct Inviting: Sendable {
         let invitations: InvitationService
@@ -57,6 +59,7 @@ struct BuddyService: Sendable {
                                      emailAddress: emailAddress, message: message, sendingStatus: sendingStatus,
                                      receivingStatus: receivingStatus, inviting: inviting)
         }
+        if existingID != nil { await notices.send(to: [inviteeID]) }
         if let invitee {
             await inviting.invitations.send(BuddyInvitation(
                 inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
@@ -81,7 +84,7 @@ struct BuddyService: Sendable {
         let me = user.privateData.userAnonymizedID
         var answered = request
         answered.status = (accept ? Status.accepted : Status.rejected).rawValue
-        return try await db.transaction { [answered] tx in
+        let responded = try await db.transaction { [answered] tx in
             try await MessageWriter.transition(message, recipient: me, on: tx, answered)
             var updated = user
             if accept {
@@ -110,15 +113,19 @@ struct BuddyService: Sendable {
                 deviceNames: accept ? user.privateData.devices.map(\.name) : nil))
             return updated
         }
+        await notices.send(to: [sender.userID])
+        return responded
     }
 
     /// Ends a relation from one side; the other side hears it with `reason`.
     func remove(_ buddyID: UUID, of user: UnlockedUser, reason: String, text: String?) async throws -> UnlockedUser {
         guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
-        return try await db.transaction { tx in
+        let updated = try await db.transaction { tx in
             try await disconnect(buddy, of: user, reason: reason, text: text, on: tx)
             return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { $0.id == buddyID } }
         }
+        await notices.send(to: [buddy.userID])
+        return updated
     }
 
     /// Tells every buddy that the account is going (inside the deletion's transaction).

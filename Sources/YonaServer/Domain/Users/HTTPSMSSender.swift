@@ -28,6 +28,10 @@ struct HTTPSMSSender: SMSSender {
         await send("Your Yona code to move your account to a new phone: \(code)", to: number, kind: "account-overwrite code")
     }
 
+    func sendMessageNotice(to number: MobileNumber) async {
+        await send(MessageNotices.text, to: number, kind: "message notice")
+    }
+
     private struct Body: Encodable {
         let from: String
         let to: String

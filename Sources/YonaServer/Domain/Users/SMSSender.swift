@@ -8,6 +8,8 @@ protocol SMSSender: Sendable {
     func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async
     /// The code that lets a new phone overwrite the account of a lost one.
     func sendOverwriteCode(_ code: String, to number: MobileNumber) async
+    /// That a direct message (buddy request, answer, disconnect) waits in the app; content-free.
+    func sendMessageNotice(to number: MobileNumber) async
 }
 
 /// The embedded default: records that a text would have gone out, and nothing of what or to whom.
@@ -24,5 +26,9 @@ struct LogSMSSender: SMSSender {
 
     func sendOverwriteCode(_ code: String, to number: MobileNumber) async {
         logger.info("sms: account-overwrite code sent", metadata: ["sms_provider": "log"])
+    }
+
+    func sendMessageNotice(to number: MobileNumber) async {
+        logger.info("sms: message notice sent", metadata: ["sms_provider": "log"])
     }
 }

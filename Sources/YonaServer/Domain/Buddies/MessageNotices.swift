@@ -1,0 +1,26 @@
+import Fluent
+import Foundation
+
+/// privacy.md "What leaves the server": a direct message between identities (a buddy request, its answer, a
+/// disconnect) cannot reach the recipient's devices, which live on the anonymized side, so the recipient's
+/// phone gets a text instead. The text is content-free: who wrote and what stays in the app. At most
+/// `perHour` texts per number, so buddy requests cannot be used to flood a phone; the rest are dropped (the
+/// messages still wait in the app). Accounts created on a buddy request have no app yet and got the
+/// invitation; they get no notice.
+struct MessageNotices: Sendable {
+    static let text = "You have a new message on Yona. Open the app to read it."
+    static let limit = RateLimiter.Limit(name: "message-notice", max: 3, window: 3600)
+
+    let db: any Database
+    let sms: any SMSSender
+
+    /// Sends after the messages are committed; a failure to text never fails the request.
+    func send(to userIDs: [UUID]) async {
+        for userID in Set(userIDs) {
+            guard let user = try? await User.find(userID, on: db), !user.createdOnBuddyRequest,
+                  let number = try? MobileNumber(user.mobileNumber),
+                  (try? await RateLimiter(db: db).allows(Self.limit, number.value)) == true else { continue }
+            await sms.sendMessageNotice(to: number)
+        }
+    }
+}
