@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Testing
 @testable import YonaServer
@@ -139,6 +140,41 @@ import Testing
             let id = String(URLComponents(string: link)!.path.split(separator: "/").last!)
             let profile = try await server.request(.GET, "/users/\(id)?requestingUserId=\(id)", headers: [("Yona-Password", password)])
             #expect(profile.status == 200, "\(profile.text)")
+        }
+    }
+
+    /// An invitation nobody takes over is withdrawn after 30 days: the account and its anonymized part go,
+    /// and the inviter hears it on the next call. Younger and taken-over invitations stay.
+    @Test(arguments: TestDatabase.available)
+    func anInvitationNeverTakenOverIsWithdrawnAfterThirtyDays(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard invites two numbers; one of them takes the account over
+            let richard = try await server.createUser()
+            let ignored = randomMobileNumber()
+            let taken = randomMobileNumber()
+            _ = try await Self.invite(server, richard: richard, number: ignored)
+            let link = try await Self.invite(server, richard: richard, number: taken)
+            let edit = try #require(value(try await server.request(.GET, link).json, "_links", "edit", "href") as? String)
+            try #require(try await server.request(.PUT, edit, json: Self.takeOverBody(number: taken)).status == 200)
+            let stored = try #require(try await User.query(on: server.app.db).filter(\.$mobileNumber == ignored).first())
+            #expect(stored.invitedOn == InvitationService.day(of: Date()))
+            #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == taken).first()?.invitedOn == nil)
+            let anonymizedBefore = try await UserAnonymized.query(on: server.app.db).count()
+
+            // act and check: at 29 days nothing goes; at 31 days the ignored invitation does
+            let recovery = server.app.yona.recovery
+            #expect(try await InvitationService.purgeUnclaimed(on: server.app.db, recovery: recovery, now: Date().addingTimeInterval(29 * 86_400)) == 0)
+            #expect(try await InvitationService.purgeUnclaimed(on: server.app.db, recovery: recovery, now: Date().addingTimeInterval(31 * 86_400)) == 1)
+            #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == ignored).count() == 0)
+            #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == taken).count() == 1)
+            #expect(try await UserAnonymized.query(on: server.app.db).count() == anonymizedBefore - 1)
+            let richardsTypes = try await server.messages(richard).compactMap { $0["@type"] as? String }
+            #expect(richardsTypes.contains("BuddyDisconnectMessage"))
+            let buddies = try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader)
+            let remaining = value(buddies.json, "_embedded", "yona:buddies") as? [[String: Any]] ?? []
+            #expect(remaining.count == 1, "only the taken-over invitation is left")
+            // the number can be invited again
+            _ = try await Self.invite(server, richard: richard, number: ignored)
         }
     }
 }

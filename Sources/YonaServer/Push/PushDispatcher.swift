@@ -212,6 +212,7 @@ final class PushWorker: LifecycleHandler, @unchecked Sendable {
                 if Date().timeIntervalSince(lastPrune) > 3600 {
                     _ = try? await dispatcher.pruneStaleTokens()
                     try? await AnalysisService.purgeIdempotencyKeys(on: app.db)
+                    try? await InvitationService.purgeUnclaimed(on: app.db, recovery: app.yona.recovery)
                     lastPrune = Date()
                 }
                 if Date().timeIntervalSince(lastAnnouncementPurge) > 60 {

@@ -9,6 +9,9 @@ import YonaCrypto
 /// and takes the account over (`PUT ?tempPassword=`), which re-keys it under a fresh Yona password.
 struct InvitationService: Sendable {
     static let temporaryPasswordBytes = 12
+    /// An invitation not taken over within this time is withdrawn: the account, its anonymized part and the
+    /// request are removed, and the inviter is told on their next call (`dropVanishedBuddies`).
+    static let lifetime: TimeInterval = 30 * 86_400
 
     let db: any Database
     let users: UserService
@@ -50,6 +53,7 @@ struct InvitationService: Sendable {
                           privateData: try users.seal(privateData, key: key, userID: userID).data)
         record.namedInboxPublicKey = Data(namedInbox.publicKey)
         record.createdOnBuddyRequest = true
+        record.invitedOn = Self.day(of: Date())
         record.recoveryBlob = users.recovery.seal(userAnonymizedID: privateData.userAnonymizedID, userID: userID)
         return Invitee(record: record,
                        anonymized: UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)),
@@ -94,7 +98,7 @@ struct InvitationService: Sendable {
             version = try await db.transaction { tx in
                 let row = try await tx.sql.raw("""
                     UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1,
-                        key_salt = \(bind: Data(salt)), created_on_buddy_request = \(bind: false),
+                        key_salt = \(bind: Data(salt)), created_on_buddy_request = \(bind: false), invited_on = NULL,
                         mobile_number = \(bind: new.mobileNumber.value), mobile_number_confirmed = \(bind: false),
                         confirmation_code = \(bind: sealedCode), confirmation_failed_attempts = 0
                     WHERE id = \(bind: invited.id) AND created_on_buddy_request = \(bind: true)
@@ -115,10 +119,39 @@ struct InvitationService: Sendable {
         record.privateDataVersion = version
         record.keySalt = Data(salt)
         record.createdOnBuddyRequest = false
+        record.invitedOn = nil
         record.mobileNumber = new.mobileNumber.value
         record.mobileNumberConfirmed = false
         record.confirmationCode = sealedCode
         record.confirmationFailedAttempts = 0
         return (UnlockedUser(record: record, key: key, privateData: privateData), password)
+    }
+
+    /// Removes invited accounts older than `lifetime` that were never taken over, with their anonymized part
+    /// (found through the recovery blob). Every instance runs it now and then; a take-over racing it wins or
+    /// loses as a whole. Returns how many went.
+    @discardableResult
+    static func purgeUnclaimed(on db: any Database, recovery: RecoveryKey, now: Date = Date()) async throws -> Int {
+        let stale = try await User.query(on: db).filter(\.$createdOnBuddyRequest == true)
+            .filter(\.$invitedOn < now.addingTimeInterval(-lifetime)).all()
+        var removed = 0
+        for user in stale {
+            let userID = try user.requireID()
+            let anonymizedID = user.recoveryBlob.flatMap { recovery.open($0, userID: userID) }
+            removed += try await db.transaction { tx in
+                let claimed = try await tx.sql.raw("""
+                    DELETE FROM users WHERE id = \(bind: userID) AND created_on_buddy_request = \(bind: true) RETURNING id
+                    """).first()
+                guard claimed != nil else { return 0 }
+                if let anonymizedID { try await UserService.deleteAnonymizedPart(anonymizedID, on: tx) }
+                return 1
+            }
+        }
+        return removed
+    }
+
+    /// UTC midnight of `date`'s day.
+    static func day(of date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
     }
 }

@@ -22,6 +22,9 @@ final class User: Model, @unchecked Sendable {
     @OptionalField(key: "named_inbox_public_key") var namedInboxPublicKey: Data?
     /// Invited by a buddy and not taken over yet: `privateData` is sealed under Argon2id(temporary password).
     @Field(key: "created_on_buddy_request") var createdOnBuddyRequest: Bool
+    /// For such an account, the day (UTC midnight) it was made, for removing it when it is never taken over.
+    /// A day, not an instant, so it cannot be matched with the times on the anonymized side.
+    @OptionalField(key: "invited_on") var invitedOn: Date?
     /// The anonymized id sealed under the server's recovery key, so a lost-phone overwrite can delete it.
     @OptionalField(key: "recovery_blob") var recoveryBlob: Data?
     /// A pending lost-phone overwrite: keyed hash of the SMS code, when it was sent, wrong guesses so far.

@@ -28,5 +28,6 @@ enum YonaMigrations {
         AddCreatedOnBuddyRequestToUsers(),
         CreateSystemAnnouncements(),
         AddOverwriteToUsers(),
+        AddInvitedOnToUsers(),
     ]
 }
