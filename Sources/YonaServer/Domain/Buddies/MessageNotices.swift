@@ -4,8 +4,8 @@ import Foundation
 /// privacy.md "What leaves the server": a direct message between identities (a buddy request, its answer, a
 /// disconnect) cannot reach the recipient's devices, which live on the anonymized side, so the recipient's
 /// phone gets a text instead. The text is content-free: who wrote and what stays in the app. At most
-/// `perHour` texts per number, so buddy requests cannot be used to flood a phone; the rest are dropped (the
-/// messages still wait in the app). Accounts created on a buddy request have no app yet and got the
+/// `limit` (3 an hour) texts per number, so buddy requests cannot be used to flood a phone; the rest are
+/// dropped (the messages still wait in the app). Accounts created on a buddy request have no app yet and got the
 /// invitation; they get no notice.
 struct MessageNotices: Sendable {
     static let text = "You have a new message on Yona. Open the app to read it."
