@@ -167,12 +167,12 @@ import Testing
             _ = try await server.messages(richard)
             let before = try await server.messages(richard).count
             // a goal
-            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
+            try await server.addNoGoGoal(bob, category: GoalsTests.news)
             let goalChange = try #require(try await server.messages(richard).first)
             #expect(goalChange["@type"] as? String == "GoalChangeMessage")
             #expect(goalChange["change"] as? String == "GOAL_ADDED")
             #expect(goalChange["nickname"] as? String == "Bobby")
-            #expect((value(goalChange, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(GoalsTests.gambling) == true)
+            #expect((value(goalChange, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(GoalsTests.news) == true)
             // a new Instance ID: nothing; a new name: announced
             let (deviceID, _) = try await DevicesTests.firstDevice(server, bob)
             let devicePath = "\(bob.path)/devices/\(deviceID)"
@@ -228,14 +228,28 @@ import Testing
             let bob = try await server.createUser()
             try await Self.connect(server, richard: richard, bob: bob)
             func invite(_ number: String, sending: String = "REQUESTED") -> [String: Any] {
-                ["_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": number]],
+                ["_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": number, "emailAddress": "buddy@example.com"]],
                  "message": "hi", "sendingStatus": sending, "receivingStatus": "REQUESTED"]
             }
+            func with(_ key: String, _ newValue: Any?) -> [String: Any] {
+                var body = invite(randomMobileNumber())
+                var user = value(body, "_embedded", "yona:user") as! [String: Any]
+                user[key] = newValue
+                body["_embedded"] = ["yona:user": user]
+                return body
+            }
+            func without(_ key: String) -> [String: Any] { with(key, nil) }
             let cases: [(String, [String: Any], Int, String)] = [
                 ("one-way", invite(randomMobileNumber(), sending: "NOT_REQUESTED"), 400, "error.buddy.only.twoway.buddies.allowed"),
                 ("self", invite(richard.mobileNumber), 400, "error.buddy.cannot.invite.self"),
                 ("existing", invite(bob.mobileNumber), 400, "error.buddy.cannot.invite.existing.buddy"),
                 ("bad number", invite("0612345678"), 400, "error.user.mobile.number.invalid"),
+                // BuddyValidationTest: Yona's code per missing property, the e-mail address included
+                ("no first name", without("firstName"), 400, "error.user.firstname"),
+                ("no last name", without("lastName"), 400, "error.user.lastname"),
+                ("no number", without("mobileNumber"), 400, "error.user.mobile.number"),
+                ("no e-mail address", without("emailAddress"), 400, "error.user.email.address"),
+                ("bad e-mail address", with("emailAddress", "a@b@c.c"), 400, "error.user.email.address.invalid"),
             ]
             for (name, body, status, code) in cases {
                 let response = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: body)

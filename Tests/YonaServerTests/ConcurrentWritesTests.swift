@@ -131,7 +131,7 @@ import Testing
             let richard = try await server.createUser()
             let bob = try await server.createUser()
             let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber]],
+                "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "buddy@example.com"]],
                 "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
             try #require(invited.status == 201, "\(invited.text)")
             let request = try #require(try await server.messages(bob).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })

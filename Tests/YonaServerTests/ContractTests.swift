@@ -50,10 +50,20 @@ import Testing
 
     @Test func appVersionHeaderIsChecked() async throws {
         try await withServer(.sqlite) { server in
-            for bad in ["ANDROID", "WINDOWS/1/1.0", "IOS/x/1.0", "IOS/1/", "IOS/1/1.0/extra"] {
+            // Yona's three codes (DeviceTest "Use different app version headers")
+            let cases = [("ANDROID", "error.request.with.invalid.app.version.header"), ("IOS/1/", "error.request.with.invalid.app.version.header"),
+                         ("IOS/1/1.0/extra", "error.request.with.invalid.app.version.header"), ("", "error.request.with.invalid.app.version.header"),
+                         ("WINDOWS/1/1.0", "error.device.unknown.operating.system"),
+                         ("IOS/x/1.0", "error.request.with.invalid.version.code"), ("IOS/-1/1.0", "error.request.with.invalid.version.code"),
+                         ("ANDROID/0/1.0", "error.request.with.invalid.version.code")]
+            for (bad, code) in cases {
                 let response = try await server.request(.GET, "/health", headers: [("Yona-App-Version", bad)])
                 #expect(response.status == 400, "\(bad)")
-                #expect(response.errorCode == "error.request.with.invalid.app.version.header", "\(bad)")
+                #expect(response.errorCode == code, "\(bad)")
+            }
+            for name in ["1.2 build 360", "1.2 (I'm Rich)"] {
+                let spaced = try await server.request(.GET, "/health", headers: [("Yona-App-Version", "ANDROID/123/\(name)")])
+                #expect(spaced.status == 200, "names are free text: \(name)")
             }
             let good = try await server.request(.GET, "/health", headers: [("Yona-App-Version", "IOS/123/1.2.3")])
             #expect(good.status == 200)
@@ -69,7 +79,8 @@ import Testing
             #expect(traced.json["message"] as? String == ErrorCode.unknownPath.message(in: .nlNL))
             let plain = try await server.request(.GET, "/health", headers: [("Accept-Language", "fr-FR")])
             #expect(plain.headers.first(name: "Content-Language") == "en-US")
-            #expect((plain.headers.first(name: "X-Correlation-Id") ?? "").count == 16)
+            // without one, a random UUID as Yona's (LocalizationTest matches it against a UUID pattern)
+            #expect((plain.headers.first(name: "X-Correlation-Id") ?? "").wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil)
         }
     }
 
@@ -119,9 +130,14 @@ import Testing
         for good in ["+31612345678", "+14155550123", "+35312345678", "+447911123456"] {
             #expect(throws: Never.self) { try MobileNumber(good) }
         }
-        for bad in ["+310612345678", "+4407911123456", "0612345678", "+31", "+3161234567890123", "+31 612345678", "+0123456789"] {
-            #expect(throws: YonaError(.invalidMobileNumber)) { try MobileNumber(bad) }
+        for bad in ["0612345678", "+31", "+3161234567890123", "+31 612345678", "+0123456789"] {
+            #expect(throws: YonaError(.invalidMobileNumber, quoting: bad)) { try MobileNumber(bad) }
         }
+        // Yona's own codes: a trunk zero after the country code, and a Dutch landline (UserValidationTest)
+        for bad in ["+310612345678", "+4407911123456"] {
+            #expect(throws: YonaError(.mobileNumberLeadingZero, quoting: bad)) { try MobileNumber(bad) }
+        }
+        #expect(throws: YonaError(.mobileNumberNotMobile, quoting: "+31356474747")) { try MobileNumber("+31356474747") }
         #expect(try MobileNumber("+31612345678").description == "MobileNumber(redacted)")
     }
 }

@@ -10,7 +10,7 @@ import Testing
         let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
         let device = try #require(value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0) as? [String: Any])
         let href = try #require(value(device, "_links", "self", "href") as? String)
-        return (try #require(href.split(separator: "/").last.map(String.init)), device)
+        return (try #require(URLComponents(string: href)?.path.split(separator: "/").last.map(String.init)), device)
     }
 
     @Test(arguments: TestDatabase.available)

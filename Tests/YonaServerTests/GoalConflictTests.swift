@@ -53,22 +53,22 @@ import Testing
     func onlyNewActivityOnANoGoGoalThatExistedRaisesAConflict(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let user = try await server.createUser()
-            try await server.addNoGoGoal(user, category: Self.gambling, since: Date().addingTimeInterval(-7200))
+            try await server.addNoGoGoal(user, category: Self.news, since: Date().addingTimeInterval(-7200))
             let (ua, _) = try await server.vpnLogin(user)
             let t0 = Date().addingTimeInterval(-5400)
             // before the goal existed: nothing
-            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://a.example", at: Date().addingTimeInterval(-9000))
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://a.example", at: Date().addingTimeInterval(-9000))
             #expect(try await server.messages(user).isEmpty)
             // a category without a no-go goal: nothing
-            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://news.example", at: t0)
+            try await server.postNetworkActivity(ua, categories: ["YouTube"], url: "https://video.example", at: t0)
             #expect(try await server.messages(user).isEmpty)
             // the first visit raises one, a visit a minute later raises nothing new
-            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://b.example", at: t0)
-            try await server.postNetworkActivity(ua, categories: ["lotto"], url: "https://c.example", at: t0.addingTimeInterval(60))
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://b.example", at: t0)
+            try await server.postNetworkActivity(ua, categories: ["News"], url: "https://c.example", at: t0.addingTimeInterval(60))
             #expect(try await server.messages(user).count == 1)
             // 20 minutes after the end: a new conflict; then a late event in between merges (out of order)
-            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://d.example", at: t0.addingTimeInterval(60 + 60 + 20 * 60))
-            try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://e.example", at: t0.addingTimeInterval(10 * 60))
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://d.example", at: t0.addingTimeInterval(60 + 60 + 20 * 60))
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://e.example", at: t0.addingTimeInterval(10 * 60))
             let messages = try await server.messages(user)
             #expect(messages.map { $0["url"] as? String } == ["https://d.example", "https://b.example"])
         }

@@ -18,7 +18,7 @@ import Testing
 
     static func invite(_ server: TestServer, from: TestUser, to: TestUser) async throws {
         let invited = try await server.request(.POST, "\(from.path)/buddies/", headers: from.passwordHeader, json: [
-            "_embedded": ["yona:user": ["firstName": to.firstName, "lastName": "X", "mobileNumber": to.mobileNumber]],
+            "_embedded": ["yona:user": ["firstName": to.firstName, "lastName": "X", "mobileNumber": to.mobileNumber, "emailAddress": "buddy@example.com"]],
             "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
         try #require(invited.status == 201, "\(invited.text)")
     }

@@ -52,7 +52,7 @@ import Vapor
             #expect(confirmed.status == 200)
             let invitee = randomMobileNumber()
             let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "Ivo", "lastName": "X", "mobileNumber": invitee]],
+                "_embedded": ["yona:user": ["firstName": "Ivo", "lastName": "X", "mobileNumber": invitee, "emailAddress": "buddy@example.com"]],
                 "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
             #expect(invited.status == 201, "\(invited.text)")
             let invitation = try #require(gateway.texts(to: invitee).first?.body["text"])

@@ -41,10 +41,14 @@ import Testing
             let device: [String: Any] = ["deviceName": "Phone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1]
             let cases: [(String, [String: Any], String)] = [
                 ("extra property", with(["favouriteColour": "red"]), "error.request.extra.property"),
-                ("missing property", with(["nickname": nil]), "error.request.missing.property"),
-                ("blank property", with(["firstName": "  "]), "error.request.missing.property"),
+                // Yona's codes per property (UserValidationTest)
+                ("missing nickname", with(["nickname": nil]), "error.user.nickname"),
+                ("blank first name", with(["firstName": "  "]), "error.user.firstname"),
+                ("missing last name", with(["lastName": nil]), "error.user.lastname"),
+                ("missing number", with(["mobileNumber": nil]), "error.user.mobile.number"),
+                ("fixed-line number", with(["mobileNumber": "+31356474747"]), "error.user.mobile.number.not.mobile"),
                 ("number already registered", with(["mobileNumber": existing.mobileNumber]), "error.user.exists"),
-                ("number with trunk zero", with(["mobileNumber": "+310612345678"]), "error.user.mobile.number.invalid"),
+                ("number with trunk zero", with(["mobileNumber": "+310612345678"]), "error.user.mobile.number.invalid.leading.zero"),
                 ("number without plus", with(["mobileNumber": "0612345678"]), "error.user.mobile.number.invalid"),
                 ("number with letters", with(["mobileNumber": "+31612abc678"]), "error.user.mobile.number.invalid"),
                 ("partial device fields", with(["deviceName": "Phone"]), "error.request.missing.property"),
@@ -112,11 +116,16 @@ import Testing
             let user = try await server.createUser()
             let other = try await server.createUser()
             let body: [String: Any] = ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": other.mobileNumber]
-            let taken = try await server.request(.PUT, user.path, headers: user.passwordHeader, json: body)
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+            let edit = "\(user.path)?requestingDeviceId=\(deviceID)"
+            let taken = try await server.request(.PUT, edit, headers: user.passwordHeader, json: body)
             #expect(taken.errorCode == "error.user.exists")
-            let noPassword = try await server.request(.PUT, user.path, json: body)
+            let noPassword = try await server.request(.PUT, edit, json: body)
             #expect(noPassword.errorCode == "error.missing.password.header")
-            let extra = try await server.request(.PUT, user.path, headers: user.passwordHeader, json: body.merging(["x": 1]) { $1 })
+            // Yona: the requesting device is mandatory on an update (UserTest "without requesting device ID")
+            let noDevice = try await server.request(.PUT, user.path, headers: user.passwordHeader, json: body)
+            #expect(noDevice.errorCode == "error.request.missing.request.parameter")
+            let extra = try await server.request(.PUT, edit, headers: user.passwordHeader, json: body.merging(["x": 1]) { $1 })
             #expect(extra.errorCode == "error.request.extra.property")
             let wrongPassword = try await server.request(.DELETE, user.path, headers: other.passwordHeader)
             #expect(wrongPassword.errorCode == "error.decrypting.data")

@@ -18,7 +18,8 @@ import Testing
             #expect(json["firstName"] as? String == "Richard")
             #expect(json["mobileNumber"] as? String == number)
             let password = try #require(json["yonaPassword"] as? String)
-            #expect(password.count == 43)
+            #expect(password.hasPrefix("AES:128:"), "the marker Yona's apps and suite expect")
+            #expect(password.count == 8 + 43)
             #expect(json["_embedded"] == nil)
             let links = try #require(json["_links"] as? [String: Any])
             #expect(links["yona:confirmMobileNumber"] != nil)
@@ -46,7 +47,7 @@ import Testing
             #expect(device["name"] as? String == "Phone")
             #expect(device["operatingSystem"] as? String == "ANDROID")
             #expect(device["firebaseInstanceId"] as? String == "fiid-abc:123")
-            #expect(device["requestingDevice"] as? Bool == false)
+            #expect(device["requestingDevice"] as? Bool == true, "without requestingDeviceId the default device is the requesting one")
             let vpnLogin = try #require(value(device, "vpnProfile", "vpnLoginID") as? String)
             #expect(vpnLogin.wholeMatch(of: /[0-9a-f-]{36}\$0/) != nil)
             #expect(value(profile.json, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [Any] != nil)
@@ -58,7 +59,7 @@ import Testing
 
             // act: the same profile asked for by that device
             let deviceHref = try #require(value(device, "_links", "self", "href") as? String)
-            let deviceID = try #require(deviceHref.split(separator: "/").last.map(String.init))
+            let deviceID = try #require(URLComponents(string: deviceHref)?.path.split(separator: "/").last.map(String.init))
             let asDevice = try await server.request(.GET, "\(user.profilePath)&requestingDeviceId=\(deviceID)", headers: user.passwordHeader)
             // check
             #expect(value(asDevice.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "requestingDevice") as? Bool == true)
@@ -85,7 +86,8 @@ import Testing
             let user = try await server.createUser()
             let newNumber = randomMobileNumber()
             // act
-            let updated = try await server.request(.PUT, user.path, headers: user.passwordHeader, json: [
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+            let updated = try await server.request(.PUT, "\(user.path)?requestingDeviceId=\(deviceID)", headers: user.passwordHeader, json: [
                 "firstName": "Changed", "lastName": "Name", "nickname": "CN", "mobileNumber": newNumber,
                 "yonaPassword": user.password, "_links": ["self": ["href": "ignored"]]])
             // check

@@ -7,11 +7,14 @@ struct YonaError: Error, Equatable, Sendable {
     var remainingAttempts: Int? = nil
     /// Only for rate limits: seconds until a retry may succeed.
     var retryAfterSeconds: Int? = nil
+    /// What Yona's message quotes back to the caller (the number it refused); never logged.
+    var quoted: String? = nil
 
-    init(_ code: ErrorCode, remainingAttempts: Int? = nil, retryAfterSeconds: Int? = nil) {
+    init(_ code: ErrorCode, remainingAttempts: Int? = nil, retryAfterSeconds: Int? = nil, quoting quoted: String? = nil) {
         self.code = code
         self.remainingAttempts = remainingAttempts
         self.retryAfterSeconds = retryAfterSeconds
+        self.quoted = quoted.map { String($0.prefix(64)) }
     }
 }
 
@@ -25,6 +28,13 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case extraProperty = "error.request.extra.property"
     case userExists = "error.user.exists"
     case invalidMobileNumber = "error.user.mobile.number.invalid"
+    case mobileNumberLeadingZero = "error.user.mobile.number.invalid.leading.zero"
+    case mobileNumberNotMobile = "error.user.mobile.number.not.mobile"
+    case firstNameMissing = "error.user.firstname"
+    case lastNameMissing = "error.user.lastname"
+    case nicknameMissing = "error.user.nickname"
+    case mobileNumberMissing = "error.user.mobile.number"
+    case emailAddressMissing = "error.user.email.address"
     case mobileNumberNotConfirmed = "error.mobile.number.not.confirmed"
     case confirmationCodeMismatch = "error.mobile.number.confirmation.code.mismatch"
     case tooManyFailedConfirmationAttempts = "error.mobile.number.confirmation.code.too.many.failed.attempts"
@@ -38,6 +48,8 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case deviceRequestInvalidPassword = "error.device.request.invalid.password"
     case deviceNotFound = "error.device.not.found.id"
     case unknownOperatingSystem = "error.device.unknown.operating.system"
+    case invalidVersionCode = "error.device.invalid.version.code"
+    case invalidVersionCodeInHeader = "error.request.with.invalid.version.code"
     case tooManyRequests = "error.too.many.requests"
     case unauthorized = "error.unauthorized"
     case messageNotFound = "error.message.not.found"

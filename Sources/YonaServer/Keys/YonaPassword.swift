@@ -1,17 +1,22 @@
 import Foundation
 import YonaCrypto
 
-/// The secret the server issues to a user: 32 random bytes, base64url without padding on the wire.
-/// It never prints itself and is only ever turned into a key, never stored.
+/// The secret the server issues to a user: 32 random bytes, on the wire `AES:128:` and the bytes in base64url
+/// without padding. The marker is Yona's (the apps and Yona's suite expect every password to carry it); what
+/// follows is a libsodium secret, not an AES key (docs/compatibility.md). It never prints itself and is only ever
+/// turned into a key, never stored.
 struct YonaPassword: Sendable, CustomStringConvertible {
     static let byteCount = 32
+    static let wireMarker = "AES:128:"
     let bytes: [UInt8]
 
     static func generate() -> YonaPassword { YonaPassword(bytes: SecureRandom.bytes(byteCount))! }
 
-    /// Parses the `Yona-Password` header value; nil if it cannot be one of ours.
+    /// Parses the `Yona-Password` header value, with or without the marker (passwords issued before it carried
+    /// none); nil if it cannot be one of ours.
     init?(header: String) {
-        guard let decoded = Base64URL.decode(header), decoded.count == Self.byteCount else { return nil }
+        let encoded = header.hasPrefix(Self.wireMarker) ? String(header.dropFirst(Self.wireMarker.count)) : header
+        guard let decoded = Base64URL.decode(encoded), decoded.count == Self.byteCount else { return nil }
         bytes = decoded
     }
 
@@ -22,7 +27,7 @@ struct YonaPassword: Sendable, CustomStringConvertible {
     }
 
     /// The value the app stores and sends back verbatim.
-    var wireValue: String { Base64URL.encode(bytes) }
+    var wireValue: String { Self.wireMarker + Base64URL.encode(bytes) }
     var description: String { "YonaPassword(redacted)" }
 }
 

@@ -15,6 +15,7 @@ enum AnalysisController {
         let body = try req.decodeStrict(AppActivityRequest.self)
         guard let deviceTime = YonaDateFormat.parseTimestamp(try requireText(body.deviceDateTime)) else { throw YonaError(.invalidJSON) }
         guard let items = body.activities else { throw YonaError(.missingProperty) }
+        try await req.devices.markAndroidIfUnknown(device)
         let skew = Date().timeIntervalSince(deviceTime)
         for item in items {
             guard let start = YonaDateFormat.parseTimestamp(try requireText(item.startTime)),

@@ -29,9 +29,10 @@ enum BuddiesController {
         let body = try req.decodeStrict(BuddyRequestBody.self)
         guard let invited = body._embedded?.user else { throw YonaError(.missingProperty) }
         let (updated, buddy) = try await req.buddies.request(
-            from: user, firstName: try requireText(invited.firstName), lastName: try requireText(invited.lastName),
-            mobileNumber: try MobileNumber(try requireText(invited.mobileNumber)),
-            emailAddress: try invited.emailAddress.flatMap { $0.isEmpty ? nil : try EmailAddress.validated($0) }, message: body.message,
+            from: user, firstName: try requireText(invited.firstName, or: .firstNameMissing),
+            lastName: try requireText(invited.lastName, or: .lastNameMissing),
+            mobileNumber: try MobileNumber(try requireText(invited.mobileNumber, or: .mobileNumberMissing)),
+            emailAddress: try EmailAddress.validated(try requireText(invited.emailAddress, or: .emailAddressMissing)), message: body.message,
             sendingStatus: try requireText(body.sendingStatus), receivingStatus: try requireText(body.receivingStatus),
             inviting: req.inviting)
         return try .hal(req.rendering.buddy(buddy, of: updated, topLevel: true), status: .created)

@@ -9,12 +9,33 @@ struct UpdateDeviceRequest: StrictBody {
     static let allowedKeys: Set<String> = ["name", "firebaseInstanceId", "notificationsEnabled"]
 }
 
-/// `POST /users/{u}/devices/{d}/openApp` body.
+/// `POST /users/{u}/devices/{d}/openApp` body. Empty (`{}`) only records the day, as Yona; otherwise the
+/// three fields come together.
 struct OpenAppRequest: StrictBody {
     let operatingSystem: String?
     let appVersion: String?
-    let appVersionCode: Int?
+    let appVersionCode: LenientInt?
     static let allowedKeys: Set<String> = ["operatingSystem", "appVersion", "appVersionCode"]
+
+    /// The app's report, or nil for an empty body.
+    func appInfo() throws -> (OperatingSystem, String, Int)? {
+        guard let operatingSystem else {
+            // Yona: version fields without the operating system are not supported in this context.
+            guard appVersion == nil, appVersionCode == nil else { throw YonaError(.extraProperty) }
+            return nil
+        }
+        guard let appVersionCode else { throw YonaError(.missingProperty) }
+        return (try OperatingSystem(reported: try requireText(operatingSystem)), try requireText(appVersion),
+                try AppVersionCode.validated(appVersionCode.value))
+    }
+}
+
+/// Version codes are positive, as Yona requires (`error.device.invalid.version.code`).
+enum AppVersionCode {
+    static func validated(_ code: Int) throws(YonaError) -> Int {
+        guard code >= 0 else { throw YonaError(.invalidVersionCode) }
+        return code
+    }
 }
 
 /// `POST /users/{u}/devices/` body (new-device flow).
@@ -22,7 +43,7 @@ struct RegisterDeviceRequest: StrictBody {
     let name: String?
     let operatingSystem: String?
     let appVersion: String?
-    let appVersionCode: Int?
+    let appVersionCode: LenientInt?
     let firebaseInstanceId: String?
     static let allowedKeys: Set<String> = ["name", "operatingSystem", "appVersion", "appVersionCode", "firebaseInstanceId"]
 
@@ -31,7 +52,7 @@ struct RegisterDeviceRequest: StrictBody {
         return NewDevice(
             name: try NewDevice.validName(try requireText(name)),
             operatingSystem: try OperatingSystem(reported: try requireText(operatingSystem)),
-            appVersion: try requireText(appVersion), appVersionCode: appVersionCode,
+            appVersion: try requireText(appVersion), appVersionCode: try AppVersionCode.validated(appVersionCode.value),
             firebaseInstanceID: try firebaseInstanceId.map(FirebaseInstanceID.validated))
     }
 }
@@ -42,8 +63,17 @@ struct SetNewDeviceRequestBody: StrictBody {
     static let allowedKeys: Set<String> = ["newDeviceRequestPassword"]
 }
 
-/// The new-device request as the apps read it; `yonaPassword` only for the caller that proved the OTP.
+/// The new-device request as the apps read it; `yonaPassword` only for the caller that proved the OTP, an
+/// explicit `null` otherwise (the apps test it for null).
 struct NewDeviceRequestDTO: Encodable {
     let yonaPassword: String?
     let _links: HALLinks
+
+    enum CodingKeys: String, CodingKey { case yonaPassword, _links }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(yonaPassword, forKey: .yonaPassword)
+        try c.encode(_links, forKey: ._links)
+    }
 }

@@ -23,7 +23,9 @@ enum DevicesController {
         let items = try await req.users.devices(of: user).map {
             req.rendering.ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false)
         }
-        return try .hal(HALCollection(rel: "yona:devices", items: items, links: HALLinks(self: req.rendering.links.devices(user.id))))
+        let links = req.rendering.links
+        return try .hal(HALCollection(rel: "yona:devices", items: items,
+                                      links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID))))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
@@ -37,13 +39,14 @@ enum DevicesController {
     @Sendable static func update(req: Request) async throws -> Response {
         let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
+        let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         let body = try req.decodeStrict(UpdateDeviceRequest.self)
         let name = try NewDevice.validName(try requireText(body.name))
         let instanceID = try body.firebaseInstanceId.map(FirebaseInstanceID.validated)
         let updated = try await req.devices.update(deviceID, of: user, name: name, firebaseInstanceID: instanceID,
                                                    notificationsEnabled: body.notificationsEnabled)
         let device = try await req.devices.device(deviceID, of: updated)
-        return try .hal(req.rendering.ownDevice(device, of: updated, requestingDeviceID: deviceID, topLevel: true))
+        return try .hal(req.rendering.ownDevice(device, of: updated, requestingDeviceID: requestingDeviceID, topLevel: true))
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
@@ -55,12 +58,10 @@ enum DevicesController {
     @Sendable static func openApp(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
-        let body = try req.decodeStrict(OpenAppRequest.self)
-        guard let appVersionCode = body.appVersionCode else { throw YonaError(.missingProperty) }
+        let report = try req.decodeStrict(OpenAppRequest.self).appInfo()
         try await req.devices.recordAppOpened(
-            deviceID, of: user, operatingSystem: try OperatingSystem(reported: try requireText(body.operatingSystem)),
-            appVersion: try requireText(body.appVersion), appVersionCode: appVersionCode,
-            locale: req.context.locale.rawValue, on: YonaDateFormat.day(Date()))
+            deviceID, of: user, app: report.map { (operatingSystem: $0.0, version: $0.1, versionCode: $0.2) },
+            locale: req.context.locale.rawValue, on: UserCalendar.day(Date()))
         return .noContent
     }
 

@@ -68,7 +68,7 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
             let correlationId: String
             let remainingAttempts: Int?
         }
-        let body = Body(code: error.code.rawValue, message: error.code.message(in: request.context.locale),
+        let body = Body(code: error.code.rawValue, message: error.code.message(in: request.context.locale, quoting: error.quoted),
                         correlationId: request.context.correlationID, remainingAttempts: error.remainingAttempts)
         let response = Response(status: error.code.status)
         response.headers.contentType = .json

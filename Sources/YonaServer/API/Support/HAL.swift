@@ -92,6 +92,22 @@ struct LinkBuilder: Sendable {
         return "\(user(userID, requestingUserID: userID, requestingDeviceID: nil))&tempPassword=\(encoded)"
     }
 
+    /// The user's edit link: Yona's carries the requesting device.
+    func user(_ userID: UUID, requestingDeviceID: UUID?) -> String { withRequestingDevice(user(userID), requestingDeviceID) }
+
+    /// `href` with `requestingDeviceId` appended when a requesting device is known.
+    func withRequestingDevice(_ href: String, _ requestingDeviceID: UUID?) -> String {
+        guard let requestingDeviceID else { return href }
+        return href + (href.contains("?") ? "&" : "?") + "requestingDeviceId=\(requestingDeviceID.uuidString.lowercased())"
+    }
+
+    func dailyActivityReports(_ userID: UUID) -> String { "\(user(userID))/activity/days/" }
+    func weeklyActivityReports(_ userID: UUID) -> String { "\(user(userID))/activity/weeks/" }
+    func dailyActivityReportsWithBuddies(_ userID: UUID) -> String { "\(user(userID))/activity/withBuddies/days/" }
+    func userPhoto(_ userID: UUID) -> String { "\(user(userID))/photo" }
+    func pinResetRequest(_ userID: UUID) -> String { "\(user(userID))/pinResetRequest/request" }
+    func ovpnProfile() -> String { "\(base)/vpn/profile.ovpn" }
+
     func confirmMobileNumber(_ userID: UUID) -> String { "\(user(userID))/confirmMobileNumber" }
     func resendConfirmationCode(_ userID: UUID) -> String { "\(user(userID))/resendMobileNumberConfirmationCode" }
     func messages(_ userID: UUID) -> String { "\(user(userID))/messages/" }

@@ -26,7 +26,7 @@ struct RequestContextMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let traced = request.headers.first(name: "x-b3-traceid")
         let id = traced.flatMap { $0.count <= 32 && !$0.isEmpty && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
-            ?? SecureRandom.bytes(8).map { String(format: "%02x", $0) }.joined()
+            ?? UUID().uuidString.lowercased()
         let context = RequestContext(correlationID: id,
                                      locale: YonaLocale.pick(acceptLanguage: request.headers.first(name: .acceptLanguage)))
         request.storage[RequestContextKey.self] = context
@@ -41,16 +41,21 @@ struct RequestContextMiddleware: AsyncMiddleware {
 /// Refuses a malformed `Yona-App-Version: <ANDROID|IOS>/<versionCode>/<versionName>`.
 struct AppVersionHeaderMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        if let value = request.headers.first(name: "Yona-App-Version"), !Self.isValid(value) {
-            throw YonaError(.invalidAppVersionHeader)
-        }
+        if let value = request.headers.first(name: "Yona-App-Version") { try Self.check(value) }
         return try await next.respond(to: request)
     }
 
-    static func isValid(_ value: String) -> Bool {
+    /// Yona's rules and codes: three parts, a known platform, a version code above 0; the version name is free
+    /// text (`1.2 build 360`, `1.2 (I'm Rich)`) within limits.
+    static func check(_ value: String) throws(YonaError) {
         let parts = value.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "ANDROID" || parts[0] == "IOS" else { return false }
-        guard !parts[1].isEmpty, parts[1].count <= 9, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
-        return !parts[2].isEmpty && parts[2].count <= 64 && !parts[2].contains(where: \.isWhitespace)
+        guard parts.count == 3, !parts[2].isEmpty, parts[2].count <= 64,
+              !parts[2].unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            throw YonaError(.invalidAppVersionHeader)
+        }
+        guard parts[0] == "ANDROID" || parts[0] == "IOS" else { throw YonaError(.unknownOperatingSystem) }
+        guard parts[1].count <= 9, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let code = Int(parts[1]), code > 0 else {
+            throw YonaError(.invalidVersionCodeInHeader)
+        }
     }
 }

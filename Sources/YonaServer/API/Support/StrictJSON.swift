@@ -57,10 +57,28 @@ extension Request {
     }
 }
 
-/// Required text properties must be present and not blank.
-func requireText(_ value: String?) throws(YonaError) -> String {
+/// An integer property that may also arrive as a JSON string holding one (`"999"`), as Yona's apps and tests
+/// send version codes and budgets and as Yona's JSON reader accepted them.
+struct LenientInt: Decodable, Sendable, Equatable {
+    let value: Int
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int.self) {
+            value = number
+        } else if let text = try? container.decode(String.self),
+                  let number = Int(text.trimmingCharacters(in: .whitespaces)) {
+            value = number
+        } else {
+            throw YonaError(.invalidJSON)
+        }
+    }
+}
+
+/// Required text properties must be present and not blank; `code` is what Yona answers for that property.
+func requireText(_ value: String?, or code: ErrorCode = .missingProperty) throws(YonaError) -> String {
     guard let value, !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-        throw YonaError(.missingProperty)
+        throw YonaError(code)
     }
     return value
 }

@@ -32,10 +32,12 @@ enum YonaLocale: String, Sendable, CaseIterable {
 }
 
 extension ErrorCode {
-    /// The human text of an error, in the request's locale. Never carries request data.
-    func message(in locale: YonaLocale) -> String {
+    /// The human text of an error, in the request's locale. It carries no request data, except that, as Yona's,
+    /// the texts about a refused number quote it back to the caller who sent it (`quoted`).
+    func message(in locale: YonaLocale, quoting quoted: String? = nil) -> String {
         let (en, nl) = texts
-        return locale == .nlNL ? nl : en
+        let text = locale == .nlNL ? nl : en
+        return text.replacingOccurrences(of: "{0}", with: quoted ?? "")
     }
 
     private var texts: (String, String) {
@@ -47,7 +49,14 @@ extension ErrorCode {
         case .missingProperty: ("A required property is missing or empty.", "Een verplichte eigenschap ontbreekt of is leeg.")
         case .extraProperty: ("The request contains a property that is not allowed.", "Het verzoek bevat een eigenschap die niet is toegestaan.")
         case .userExists: ("A user with this mobile number already exists.", "Er bestaat al een gebruiker met dit mobiele nummer.")
-        case .invalidMobileNumber: ("The mobile number is not valid; use the international format without a leading 0, e.g. +31612345678.", "Het mobiele nummer is ongeldig; gebruik het internationale formaat zonder 0, bijv. +31612345678.")
+        case .invalidMobileNumber: ("The mobile number '{0}' is invalid. It must start with a + sign, with no spaces between the digits", "Het mobiele nummer '{0}' is ongeldig. Het moet beginnen met een +-teken, zonder spaties tussen de tekens")
+        case .mobileNumberLeadingZero: ("The mobile number '{0}' is invalid because it has a 0 following the country code. Use e.g. +316... instead of +3106...", "Het mobiele nummer '{0}' is ongeldig omdat het een 0 bevat achter de landcode. Gebruik b.v. +316... i.p.v. +3106...")
+        case .mobileNumberNotMobile: ("The number '{0}' is not a mobile number. Only mobile numbers are allowed.", "Het nummer '{0}' is geen mobiel nummer. Alleen mobiele nummers zijn toegestaan.")
+        case .firstNameMissing: ("The first name of the user must be set", "De voornaam van de gebruiker moet worden ingevuld")
+        case .lastNameMissing: ("The last name of the user must be set", "De achternaam van de gebruiker moet worden ingevuld")
+        case .nicknameMissing: ("The nickname of the user must be set", "De nickname van de gebruiker moet worden ingevuld")
+        case .mobileNumberMissing: ("The mobile number of the user must be set", "Het mobiele nummer van de gebruiker moet worden ingevuld")
+        case .emailAddressMissing: ("The email address of the user must be set", "Het e-mailadres van de gebruiker moet worden ingevuld")
         case .mobileNumberNotConfirmed: ("The mobile number is not confirmed yet.", "Het mobiele nummer is nog niet bevestigd.")
         case .confirmationCodeMismatch: ("The confirmation code is not correct.", "De bevestigingscode is niet juist.")
         case .tooManyFailedConfirmationAttempts: ("Too many wrong confirmation codes; request a new code.", "Te vaak een verkeerde bevestigingscode; vraag een nieuwe code aan.")
@@ -86,6 +95,8 @@ extension ErrorCode {
         case .invalidJSON: ("The request body is not valid JSON for this request.", "De inhoud van het verzoek is geen geldige JSON voor dit verzoek.")
         case .missingRequestParameter: ("A required query parameter is missing.", "Een verplichte queryparameter ontbreekt.")
         case .invalidParameter: ("A query parameter is not valid.", "Een queryparameter is ongeldig.")
+        case .invalidVersionCode: ("The app version code must be a whole number of 0 or more.", "De versiecode van de app moet een geheel getal van 0 of meer zijn.")
+        case .invalidVersionCodeInHeader: ("The version code in the Yona-App-Version header must be a whole number above 0.", "De versiecode in de Yona-App-Version-header moet een geheel getal boven 0 zijn.")
         case .invalidAppVersionHeader: ("The Yona-App-Version header must look like ANDROID/<code>/<name>.", "De Yona-App-Version-header moet eruitzien als ANDROID/<code>/<naam>.")
         case .unknownPath: ("There is nothing at this path.", "Op dit pad is niets te vinden.")
         case .methodNotAllowed: ("This method is not allowed on this path.", "Deze methode is niet toegestaan op dit pad.")

@@ -9,7 +9,7 @@ struct CreateUserRequest: StrictBody {
     let deviceName: String?
     let deviceOperatingSystem: String?
     let deviceAppVersion: String?
-    let deviceAppVersionCode: Int?
+    let deviceAppVersionCode: LenientInt?
     let deviceFirebaseInstanceId: String?
 
     static let allowedKeys: Set<String> = [
@@ -19,10 +19,10 @@ struct CreateUserRequest: StrictBody {
     static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
 
     func toNewUser() throws -> NewUser {
-        let firstName = try requireText(firstName)
-        let lastName = try requireText(lastName)
-        let nickname = try requireText(nickname)
-        let mobileNumber = try MobileNumber(try requireText(mobileNumber))
+        let firstName = try requireText(firstName, or: .firstNameMissing)
+        let lastName = try requireText(lastName, or: .lastNameMissing)
+        let nickname = try requireText(nickname, or: .nicknameMissing)
+        let mobileNumber = try MobileNumber(try requireText(mobileNumber, or: .mobileNumberMissing))
         let deviceFields: [Any?] = [deviceName, deviceOperatingSystem, deviceAppVersion, deviceAppVersionCode]
         let device: NewDevice
         if deviceFields.allSatisfy({ $0 == nil }) {
@@ -35,7 +35,7 @@ struct CreateUserRequest: StrictBody {
             device = NewDevice(
                 name: try NewDevice.validName(deviceName),
                 operatingSystem: try OperatingSystem(reported: deviceOperatingSystem),
-                appVersion: try requireText(deviceAppVersion), appVersionCode: deviceAppVersionCode,
+                appVersion: try requireText(deviceAppVersion), appVersionCode: try AppVersionCode.validated(deviceAppVersionCode.value),
                 firebaseInstanceID: try deviceFirebaseInstanceId.map(FirebaseInstanceID.validated))
         }
         return NewUser(firstName: firstName, lastName: lastName, nickname: nickname, mobileNumber: mobileNumber, device: device)
@@ -59,11 +59,12 @@ struct ConfirmationCodeRequest: StrictBody {
     static let allowedKeys: Set<String> = ["code"]
 }
 
-/// Instance IDs are opaque tokens from Firebase; accept what one can look like and nothing larger.
+/// Instance IDs are opaque tokens from Firebase; as Yona, any non-empty text is taken (its tests send
+/// "New firebase instance id"), within a size limit and without control characters.
 enum FirebaseInstanceID {
     static func validated(_ raw: String) throws -> String {
         guard !raw.isEmpty, raw.utf8.count <= 4096,
-              raw.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+              !raw.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
             throw YonaError(.invalidJSON)
         }
         return raw
@@ -102,6 +103,8 @@ struct OwnDeviceDTO: Encodable, Sendable {
     let operatingSystem: String
     let registrationTime: String
     let appLastOpenedDate: String?
+    /// No VPN status events are taken yet (docs/compatibility.md): always false.
+    let vpnConnected: Bool
     let requestingDevice: Bool
     let firebaseInstanceId: String?
     let notificationsEnabled: Bool
@@ -110,6 +113,13 @@ struct OwnDeviceDTO: Encodable, Sendable {
 
     struct VPNProfile: Encodable, Sendable {
         let vpnLoginID: String
+        let vpnPassword: String
+        let _links: Links
+
+        struct Links: Encodable, Sendable {
+            let ovpnProfile: HALLink
+            enum CodingKeys: String, CodingKey { case ovpnProfile = "yona:ovpnProfile" }
+        }
     }
 }
 

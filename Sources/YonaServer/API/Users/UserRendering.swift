@@ -7,22 +7,30 @@ struct UserRendering {
     /// The request's locale, for texts stored in several languages (system announcements).
     var locale: YonaLocale = .fallback
 
+    /// `requestingDeviceID` is the device the app says it runs on, or the default device when it says none.
     func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: requestingDeviceID))
-        halLinks.add("edit", links.user(user.id))
+        halLinks.add("edit", links.user(user.id, requestingDeviceID: requestingDeviceID))
         var embedded: OwnUserDTO.Embedded?
         if user.isConfirmed {
             halLinks.add("yona:messages", links.messages(user.id))
+            halLinks.add("yona:dailyActivityReports", links.dailyActivityReports(user.id))
+            halLinks.add("yona:weeklyActivityReports", links.weeklyActivityReports(user.id))
+            halLinks.add("yona:dailyActivityReportsWithBuddies",
+                         links.withRequestingDevice(links.dailyActivityReportsWithBuddies(user.id), requestingDeviceID))
             halLinks.add("yona:newDeviceRequest", links.newDeviceRequest(user.mobileNumber))
+            halLinks.add("yona:editUserPhoto", links.userPhoto(user.id))
+            halLinks.add("yona:requestPinReset", links.pinResetRequest(user.id))
             let deviceItems = devices.map { ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false) }
             embedded = .init(
-                devices: HALCollection(rel: "yona:devices", items: deviceItems, links: HALLinks(self: links.devices(user.id), topLevel: false)),
+                devices: HALCollection(rel: "yona:devices", items: deviceItems,
+                                       links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID), topLevel: false)),
                 goals: HALCollection(rel: "yona:goals", items: goals.map { goal($0, of: user, topLevel: false) },
                                      links: HALLinks(self: links.goals(user.id), topLevel: false)),
                 buddies: HALCollection(rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, topLevel: false) },
                                        links: HALLinks(self: links.buddies(user.id), topLevel: false)))
         } else {
-            halLinks.add("yona:confirmMobileNumber", links.confirmMobileNumber(user.id))
+            halLinks.add("yona:confirmMobileNumber", links.withRequestingDevice(links.confirmMobileNumber(user.id), requestingDeviceID))
             halLinks.add("yona:resendMobileNumberConfirmationCode", links.resendConfirmationCode(user.id))
         }
         return OwnUserDTO(
@@ -90,29 +98,42 @@ struct UserRendering {
             mandatoryNoGo: category.mandatoryNoGo, _links: HALLinks(self: links.adminActivityCategory(category.id!), topLevel: topLevel))
     }
 
+    /// A device as its owner sees it; the device the app runs on also carries the links only it follows.
     func ownDevice(_ device: OwnDevice, of user: UnlockedUser, requestingDeviceID: UUID?, topLevel: Bool) -> OwnDeviceDTO {
-        var halLinks = HALLinks(self: links.device(user.id, device.device.id), topLevel: topLevel)
-        halLinks.add("edit", links.device(user.id, device.device.id))
-        halLinks.add("yona:postOpenAppEvent", links.device(user.id, device.device.id) + "/openApp")
+        let path = links.device(user.id, device.device.id)
+        let href = links.withRequestingDevice(path, requestingDeviceID)
+        let isRequesting = device.device.id == requestingDeviceID
+        var halLinks = HALLinks(self: href, topLevel: topLevel)
+        halLinks.add("edit", href)
+        if isRequesting {
+            halLinks.add("yona:postOpenAppEvent", path + "/openApp")
+            halLinks.add("yona:appActivity", path + "/appActivity/")
+        }
         return OwnDeviceDTO(
             name: device.device.name, operatingSystem: device.operatingSystem.rawValue,
             registrationTime: YonaDateFormat.timestamp(device.device.registrationTime),
             appLastOpenedDate: device.appLastOpenedDate,
-            requestingDevice: device.device.id == requestingDeviceID,
+            vpnConnected: false,
+            requestingDevice: isRequesting,
             firebaseInstanceId: device.firebaseInstanceID,
             notificationsEnabled: device.notificationsEnabled,
-            vpnProfile: .init(vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)"),
+            vpnProfile: .init(vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)",
+                              vpnPassword: device.device.vpnPassword ?? "",
+                              _links: .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
             _links: halLinks)
     }
 }
 
 extension Request {
     /// The own-user document with what it embeds (devices and goals), loaded for this user.
+    /// Without a `requestingDeviceID` the user's default device (the lowest index) is the requesting one, as Yona
+    /// does: the apps expect one device marked.
     func ownUserResponse(_ user: UnlockedUser, password: String?, requestingDeviceID: UUID?,
                          status: HTTPResponseStatus = .ok) async throws -> Response {
         let devices = try await users.devices(of: user)
         let goals = user.isConfirmed ? try await self.goals.goals(of: user) : []
+        let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
         return try .hal(rendering.ownUser(user, devices: devices, goals: goals, password: password,
-                                          requestingDeviceID: requestingDeviceID), status: status)
+                                          requestingDeviceID: requesting), status: status)
     }
 }

@@ -55,12 +55,16 @@ enum UsersController {
         if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
             return try await takeOver(req: req, userID: userID, temporaryPassword: temporaryPassword)
         }
+        // Yona requires the requesting device here (the answer marks it), except on the take-over above.
+        guard let requestingDeviceID else { throw YonaError(.missingRequestParameter) }
         let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(UpdateUserRequest.self)
         let updated = try await req.users.update(
-            user, firstName: try requireText(body.firstName), lastName: try requireText(body.lastName),
-            nickname: try requireText(body.nickname), mobileNumber: try MobileNumber(try requireText(body.mobileNumber)))
+            user, firstName: try requireText(body.firstName, or: .firstNameMissing),
+            lastName: try requireText(body.lastName, or: .lastNameMissing),
+            nickname: try requireText(body.nickname, or: .nicknameMissing),
+            mobileNumber: try MobileNumber(try requireText(body.mobileNumber, or: .mobileNumberMissing)))
         return try await req.ownUserResponse(updated, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }
 
@@ -80,10 +84,12 @@ enum UsersController {
     }
 
     @Sendable static func confirmMobileNumber(req: Request) async throws -> Response {
+        let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         let user = try await req.unlockPathUser()
+        try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(ConfirmationCodeRequest.self)
         let confirmed = try await req.users.confirmMobileNumber(user, code: body.code)
-        return try await req.ownUserResponse(confirmed, password: req.yonaPasswordHeader, requestingDeviceID: nil)
+        return try await req.ownUserResponse(confirmed, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }
 
     @Sendable static func resendConfirmationCode(req: Request) async throws -> HTTPStatus {

@@ -17,7 +17,7 @@ struct DeviceService: Sendable {
     /// Adds a device at the first free index of the user's anonymized side.
     func add(_ new: NewDevice, to user: UnlockedUser) async throws -> (UnlockedUser, UserDevice) {
         try Self.checkNameIsFree(new.name, in: user.privateData, except: nil)
-        let device = UserDevice(id: UUID(), name: new.name, deviceAnonymizedID: UUID(), registrationTime: Date())
+        let device = UserDevice.registered(name: new.name)
         let anonymizedID = user.privateData.userAnonymizedID
         let updated = try await db.transaction { tx in
             // Two phones registering at once must not pick the same index.
@@ -79,18 +79,32 @@ struct DeviceService: Sendable {
 
     /// Records that the app was opened: the day, the app version, the locale, and the operating system
     /// if it was still unknown. A device never switches between Android and iOS.
-    func recordAppOpened(_ deviceID: UUID, of user: UnlockedUser, operatingSystem: OperatingSystem,
-                         appVersion: String, appVersionCode: Int, locale: String, on day: String) async throws {
+    /// `app` is nil when the app reported only that it opened (Yona's empty body).
+    func recordAppOpened(_ deviceID: UUID, of user: UnlockedUser,
+                         app: (operatingSystem: OperatingSystem, version: String, versionCode: Int)?,
+                         locale: String, on day: String) async throws {
         let current = try await device(deviceID, of: user)
-        guard current.operatingSystem == .unknown || current.operatingSystem == operatingSystem else {
-            throw YonaError(.cannotSwitchOperatingSystem)
-        }
-        try await DeviceAnonymized.query(on: db).filter(\.$id == current.device.deviceAnonymizedID)
-            .set(\.$operatingSystem, to: operatingSystem.rawValue)
-            .set(\.$appVersion, to: appVersion)
-            .set(\.$appVersionCode, to: appVersionCode)
+        let query = DeviceAnonymized.query(on: db).filter(\.$id == current.device.deviceAnonymizedID)
             .set(\.$appLastOpenedDate, to: day)
             .set(\.$locale, to: locale)
+        if let app {
+            guard current.operatingSystem == .unknown || current.operatingSystem == app.operatingSystem else {
+                throw YonaError(.cannotSwitchOperatingSystem)
+            }
+            query.set(\.$operatingSystem, to: app.operatingSystem.rawValue)
+                .set(\.$appVersion, to: app.version)
+                .set(\.$appVersionCode, to: app.versionCode)
+        }
+        try await query.update()
+    }
+
+    /// Yona: a device whose platform is still unknown and that reports app activity is an Android phone (only
+    /// the Android app reports app activity).
+    func markAndroidIfUnknown(_ device: OwnDevice) async throws {
+        guard device.operatingSystem == .unknown else { return }
+        try await DeviceAnonymized.query(on: db).filter(\.$id == device.device.deviceAnonymizedID)
+            .filter(\.$operatingSystem == OperatingSystem.unknown.rawValue)
+            .set(\.$operatingSystem, to: OperatingSystem.android.rawValue)
             .update()
     }
 

@@ -89,9 +89,10 @@ struct GoalService: Sendable {
     }
 
     /// The no-go goals every new user gets (inside the user-creation transaction).
-    static func mandatoryGoals(for userAnonymizedID: UUID, on db: any Database, now: Date) async throws -> [Goal] {
+    static func mandatoryGoals(for userAnonymizedID: UUID, on db: any Database) async throws -> [Goal] {
         try await ActivityCategory.query(on: db).filter(\.$mandatoryNoGo == true).all().map { category in
-            make(.budget(maxDurationMinutes: 0), id: UUID(), userAnonymizedID: userAnonymizedID, categoryID: category.id!, creationTime: now)
+            make(.budget(maxDurationMinutes: 0), id: UUID(), userAnonymizedID: userAnonymizedID, categoryID: category.id!,
+                 creationTime: Goal.mandatoryCreationTime)
         }
     }
 

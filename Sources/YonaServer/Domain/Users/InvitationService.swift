@@ -31,7 +31,7 @@ struct InvitationService: Sendable {
         func insert(on tx: any Database) async throws {
             try await record.create(on: tx)
             try await anonymized.create(on: tx)
-            for goal in try await GoalService.mandatoryGoals(for: anonymized.id!, on: tx, now: Date()) {
+            for goal in try await GoalService.mandatoryGoals(for: anonymized.id!, on: tx) {
                 try await goal.create(on: tx)
             }
             try await AnnouncementService(db: tx).deliverActive(to: anonymized.id!, on: tx)
@@ -82,7 +82,7 @@ struct InvitationService: Sendable {
         let password = YonaPassword.generate()
         let salt = SecureRandom.bytes(UserKey.saltLength)
         let key = try UserKey(password: password, salt: salt, userID: invited.id)
-        let device = UserDevice(id: UUID(), name: new.device.name, deviceAnonymizedID: UUID(), registrationTime: Date())
+        let device = UserDevice.registered(name: new.device.name)
         var changed = invited.privateData
         changed.firstName = new.firstName
         changed.lastName = new.lastName

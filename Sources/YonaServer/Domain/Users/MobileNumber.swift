@@ -9,10 +9,15 @@ struct MobileNumber: Sendable, Equatable, CustomStringConvertible {
         let digits = raw.dropFirst()
         guard raw.hasPrefix("+"), (7...15).contains(digits.count),
               digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.first != "0" else {
-            throw YonaError(.invalidMobileNumber)
+            throw YonaError(.invalidMobileNumber, quoting: raw)
         }
-        let national = digits.dropFirst(Self.countryCodeLength(digits))
-        guard national.first != "0" else { throw YonaError(.invalidMobileNumber) }
+        let countryCode = digits.prefix(Self.countryCodeLength(digits))
+        let national = digits.dropFirst(countryCode.count)
+        guard national.first != "0" else { throw YonaError(.mobileNumberLeadingZero, quoting: raw) }
+        // Yona refuses numbers that are not mobile; the Dutch plan is the one known here (mobile: 6x and 970x).
+        if countryCode == "31", !(national.hasPrefix("6") || national.hasPrefix("970")) {
+            throw YonaError(.mobileNumberNotMobile, quoting: raw)
+        }
         value = raw
     }
 

@@ -50,5 +50,7 @@ extension DeviceAnonymized {
         self.init(id: id, userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex,
                   operatingSystem: device.operatingSystem.rawValue, appVersion: device.appVersion,
                   appVersionCode: device.appVersionCode, firebaseInstanceID: device.firebaseInstanceID)
+        // Registering a device is opening the app on it (as Yona).
+        appLastOpenedDate = UserCalendar.day(Date())
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import YonaCrypto
 
 /// The plaintext of a user's private part. It exists only in memory, decrypted for one request,
 /// and is stored only as `EncryptedBlob` under the user's key.
@@ -71,10 +72,28 @@ struct PrivateBuddy: Codable, Sendable, Equatable {
     var deviceNames: [String]? = nil
 }
 
-/// A device as its owner knows it: the name and the hidden link to its anonymized row.
+/// A device as its owner knows it: the name, the hidden link to its anonymized row, and the password of its
+/// VPN account (shown to the owner's own devices only).
 struct UserDevice: Codable, Sendable, Equatable {
     var id: UUID
     var name: String
     var deviceAnonymizedID: UUID
     var registrationTime: Date
+    /// Nil only for devices registered before VPN passwords existed; the next unlock gives them one.
+    var vpnPassword: String? = nil
+
+    /// A device registered now, with a fresh VPN password.
+    static func registered(name: String) -> UserDevice {
+        UserDevice(id: UUID(), name: name, deviceAnonymizedID: UUID(), registrationTime: Date(), vpnPassword: VPNPassword.generate())
+    }
+}
+
+/// The password of a device's VPN account: 32 random letters and digits, as Yona's apps expect.
+enum VPNPassword {
+    static let length = 32
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+    static func generate() -> String {
+        String((0..<length).map { _ in alphabet[Int(SecureRandom.uniform(UInt32(alphabet.count)))] })
+    }
 }

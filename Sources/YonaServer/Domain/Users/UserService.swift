@@ -26,7 +26,7 @@ struct UserService: Sendable {
         let userID = UUID()
         let salt = SecureRandom.bytes(UserKey.saltLength)
         let key = try UserKey(password: password, salt: salt, userID: userID)
-        let device = UserDevice(id: UUID(), name: new.device.name, deviceAnonymizedID: UUID(), registrationTime: Date())
+        let device = UserDevice.registered(name: new.device.name)
         let namedInbox = BoxKeyPair.generate()
         let anonymousInbox = BoxKeyPair.generate()
         let privateData = UserPrivateData(
@@ -49,7 +49,7 @@ struct UserService: Sendable {
                 try await replacing?(tx)
                 try await record.create(on: tx)
                 try await UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)).create(on: tx)
-                for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx, now: Date()) {
+                for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx) {
                     try await goal.create(on: tx)
                 }
                 try await DeviceAnonymized(new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
@@ -72,7 +72,7 @@ struct UserService: Sendable {
         guard !record.createdOnBuddyRequest else { throw YonaError(.userCreatedOnBuddyRequest) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
-        let user = try await withRecoveryBlob(try await withInboxes(try open(record, key: key)))
+        let user = try await withVPNPasswords(try await withRecoveryBlob(try await withInboxes(try open(record, key: key))))
         let buddies = BuddyService(db: db, users: self)
         return try await buddies.dropVanishedBuddies(try await buddies.processNamedInbox(user))
     }
@@ -101,6 +101,16 @@ struct UserService: Sendable {
         try await User.query(on: db).filter(\.$id == user.id).set(\.$recoveryBlob, to: blob).update()
         user.record.recoveryBlob = blob
         return user
+    }
+
+    /// Gives devices registered before VPN passwords existed one each, once.
+    private func withVPNPasswords(_ user: UnlockedUser) async throws -> UnlockedUser {
+        guard user.privateData.devices.contains(where: { $0.vpnPassword == nil }) else { return user }
+        return try await modifyPrivateData(user) { data in
+            for index in data.devices.indices where data.devices[index].vpnPassword == nil {
+                data.devices[index].vpnPassword = VPNPassword.generate()
+            }
+        }
     }
 
     /// Gives a user made before inboxes existed its two key pairs, once.

@@ -4,6 +4,9 @@ import Foundation
 /// A goal of an anonymized user: a budget (0 minutes is a no-go goal, a danger zone) or time zones.
 final class Goal: Model, @unchecked Sendable {
     static let schema = "goals"
+    /// Yona dates every mandatory goal 2017-01-01T12:00Z. It also keeps the row from telling when its user joined
+    /// (which could join the two sides of the store).
+    static let mandatoryCreationTime = Date(timeIntervalSince1970: 1_483_272_000)
 
     // managed
     @ID(key: .id) var id: UUID?

@@ -29,5 +29,6 @@ enum YonaMigrations {
         CreateSystemAnnouncements(),
         AddOverwriteToUsers(),
         AddInvitedOnToUsers(),
+        AdoptYonaActivityCategories(),
     ]
 }

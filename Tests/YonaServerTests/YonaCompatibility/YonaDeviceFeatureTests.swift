@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// Yona's `DeviceTest` and `DeviceManagementTest` features that concern what exists here, walked through the links
+/// the app holds, on SQLite and PostgreSQL. Each test names the Groovy feature it follows.
+@Suite struct YonaDeviceFeatureTests {
+    static let androidInstanceID = UUID().uuidString
+    static var androidDevice: [String: Any] {
+        ["deviceName": "John's S8", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "9.9.9",
+         "deviceAppVersionCode": 999, "deviceFirebaseInstanceId": androidInstanceID]
+    }
+
+    @Test("DeviceTest: Create John Doe with an Android device", arguments: TestDatabase.available)
+    func createWithAndroidDevice(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let john = try await YonaApp.add(server, firstName: "John", nickname: "JD", device: Self.androidDevice)
+            let reloaded = try await john.reload()
+            YonaAssertions.assertUser(reloaded.json)
+            let device = try #require(reloaded.requestingDevice)
+            #expect(device["name"] as? String == "John's S8")
+            #expect(device["operatingSystem"] as? String == "ANDROID")
+            #expect(device["appLastOpenedDate"] as? String == YonaAssertions.today)
+            #expect(device["firebaseInstanceId"] as? String == Self.androidDevice["deviceFirebaseInstanceId"] as? String)
+            let devicePath = try #require(YonaAssertions.stripped(value(device, "_links", "self", "href") as? String))
+            #expect(value(device, "_links", "yona:postOpenAppEvent", "href") as? String == "\(devicePath)/openApp")
+            #expect(value(device, "_links", "yona:appActivity", "href") as? String == "\(devicePath)/appActivity/")
+        }
+    }
+
+    @Test("DeviceTest: Richard posts app opened event with a valid operating system and app version; Try to post app opened event with different operating system; Try to post app opened event with an invalid version code (negative)",
+          arguments: TestDatabase.available)
+    func appOpenedEvents(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: [
+                "deviceName": "Richard's iPhone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "9.9.9", "deviceAppVersionCode": 999])
+            let openApp = try #require(value(richard.requestingDevice, "_links", "yona:postOpenAppEvent", "href") as? String)
+            // Yona's test client sends the version code as a JSON string
+            let valid = try await server.request(.POST, openApp, headers: richard.headers,
+                                                 json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": "999"])
+            #expect(valid.status == 204, "\(valid.text)")
+            let otherOS = try await server.request(.POST, openApp, headers: richard.headers,
+                                                   json: ["operatingSystem": "ANDROID", "appVersion": "9.9.9", "appVersionCode": "999"])
+            #expect(otherOS.errorCode == "error.device.cannot.switch.operating.system")
+            let negative = try await server.request(.POST, openApp, headers: richard.headers,
+                                                    json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": "-2"])
+            #expect(negative.status == 400)
+            #expect(negative.errorCode == "error.device.invalid.version.code")
+        }
+    }
+
+    @Test("DeviceTest: Try to post incomplete app opened event", arguments: TestDatabase.available)
+    func incompleteAppOpenedEvent(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
+            let openApp = try #require(value(john.requestingDevice, "_links", "yona:postOpenAppEvent", "href") as? String)
+            let rows: [(String?, String?, Int?, Int)] = [
+                ("IOS", "1.1", 5000, 204), (nil, nil, nil, 204), ("IOS", nil, nil, 400), (nil, "1.1", nil, 400),
+                (nil, nil, 5000, 400), (nil, "1.1", 5000, 400), ("IOS", "1.1", nil, 400), ("IOS", nil, 5000, 400),
+            ]
+            for (operatingSystem, appVersion, appVersionCode, status) in rows {
+                var body: [String: Any] = [:]
+                if let operatingSystem { body["operatingSystem"] = operatingSystem }
+                if let appVersion { body["appVersion"] = appVersion }
+                if let appVersionCode { body["appVersionCode"] = appVersionCode }
+                let response = try await server.request(.POST, openApp, headers: john.headers, json: body)
+                #expect(response.status == status, "\(body): \(response.text)")
+            }
+        }
+    }
+
+    @Test("DeviceTest: John's device is autoregistered as Android upon reporting app activity", arguments: TestDatabase.available)
+    func autoregisteredAsAndroid(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
+            #expect(john.requestingDevice?["operatingSystem"] as? String == "UNKNOWN")
+            let appActivity = try #require(value(john.requestingDevice, "_links", "yona:appActivity", "href") as? String)
+            let now = Date()
+            let posted = try await server.request(.POST, appActivity, headers: john.headers, json: [
+                "deviceDateTime": YonaDateFormat.timestamp(now),
+                "activities": [["application": "Poker App", "startTime": YonaDateFormat.timestamp(now.addingTimeInterval(-3600)),
+                                "endTime": YonaDateFormat.timestamp(now)]]])
+            #expect(posted.status == 204, "\(posted.text)")
+            let reloaded = try await john.reload()
+            #expect(reloaded.devices.count == 1)
+            #expect(reloaded.requestingDevice?["name"] as? String == "First device")
+            #expect(reloaded.requestingDevice?["operatingSystem"] as? String == "ANDROID")
+        }
+    }
+
+    @Test("DeviceManagementTest: Set and get new device request", arguments: TestDatabase.available)
+    func setAndGetNewDeviceRequest(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
+            let requestURL = try #require(richard.link("yona:newDeviceRequest"))
+            let set = try await server.request(.PUT, requestURL, headers: richard.headers, json: ["newDeviceRequestPassword": "Temp123"])
+            #expect(set.status == 204)
+            let got = try await server.request(.GET, requestURL)
+            #expect(got.status == 200)
+            #expect(got.json.keys.contains("yonaPassword") && got.json["yonaPassword"] is NSNull)
+            #expect(value(got.json, "_links", "self", "href") as? String == requestURL)
+            #expect(value(got.json, "_links", "edit", "href") as? String == requestURL)
+            #expect(YonaAssertions.stripped(value(got.json, "_links", "yona:user", "href") as? String) == YonaAssertions.stripped(richard.url))
+        }
+    }
+
+    @Test("DeviceManagementTest: Richard updates his device firebase instance id; device is updated but not disclosed to Bob",
+          arguments: TestDatabase.available)
+    func instanceIDWithSpaces(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
+            let edit = try #require(value(richard.requestingDevice, "_links", "edit", "href") as? String)
+            let updated = try await server.request(.PUT, edit, headers: richard.headers,
+                                                   json: ["name": "First device", "firebaseInstanceId": "New firebase instance id"])
+            #expect(updated.status == 200, "\(updated.text)")
+            #expect(updated.json["firebaseInstanceId"] as? String == "New firebase instance id")
+        }
+    }
+}
