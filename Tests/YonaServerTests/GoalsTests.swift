@@ -95,8 +95,10 @@ import Testing
                 ("second goal", Self.noGo(server, Self.gambling), 400, "error.goal.cannot.add.second.on.activity.category"),
                 ("unknown category", Self.noGo(server, UUID().uuidString), 404, "error.activitycategory.not.found"),
                 ("no category", ["@type": "BudgetGoal", "maxDurationMinutes": 0], 400, "error.request.missing.property"),
-                ("negative budget", ["@type": "BudgetGoal", "maxDurationMinutes": -1, "_links": Self.categoryLink(server, Self.news)], 400, "error.goal.invalid"),
-                ("bad zone", ["@type": "TimeZoneGoal", "zones": ["12:00-08:00"], "_links": Self.categoryLink(server, Self.news)], 400, "error.goal.invalid"),
+                ("negative budget", ["@type": "BudgetGoal", "maxDurationMinutes": -1, "_links": Self.categoryLink(server, Self.news)], 400,
+                 "error.goal.budget.invalid.max.duration.cannot.be.negative"),
+                ("bad zone", ["@type": "TimeZoneGoal", "zones": ["12:00-08:00"], "_links": Self.categoryLink(server, Self.news)], 400,
+                 "error.goal.time.zone.to.not.beyond.from"),
                 ("unknown type", ["@type": "MagicGoal", "_links": Self.categoryLink(server, Self.news)], 400, "error.goal.invalid"),
                 ("extra property", Self.noGo(server, Self.news).merging(["colour": "red"]) { $1 }, 400, "error.request.extra.property"),
             ]

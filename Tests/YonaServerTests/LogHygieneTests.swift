@@ -72,6 +72,13 @@ import Testing
         let copy = try #require(try await server.messages(richard).first { $0["@type"] as? String == "GoalConflictMessage" })
         _ = try await server.request(.POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
                                      headers: richard.passwordHeader, json: ["properties": ["message": "Tell me \(marker)"]])
+        // the workers must have pushed something before the accounts (and their queued pushes) go
+        var pushed = false
+        for _ in 0..<100 where !pushed {
+            pushed = try await server.request(.GET, "/test/firebase/messages/last/fiid-richard-\(marker)").status == 200
+            if !pushed { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(pushed, "a push to Richard's phone within 10 s")
         _ = try await server.request(.GET, "/test/firebase/messages/last/fiid-bob-\(marker)")
         // an announcement, a lost-phone overwrite, a goodbye
         _ = try await server.request(.POST, "/admin/systemMessages/", headers: TestServer.bearer, json: ["translations": ["en-US": "Hello"]])

@@ -221,8 +221,14 @@ final class PushWorker: LifecycleHandler, @unchecked Sendable {
                 }
                 // Announcements become messages and pushes in batches, between outbox rounds, so a large
                 // broadcast neither holds one giant transaction nor starves the pushes already queued.
-                let fannedOut = (try? await fanOut.runOnce()) ?? 0
-                let claimed = (try? await dispatcher.drainOnce()) ?? 0
+                var fannedOut = 0
+                var claimed = 0
+                do { fannedOut = try await fanOut.runOnce() } catch {
+                    app.logger.error("announcement fan-out failed", metadata: ["error": .string(String(reflecting: error))])
+                }
+                do { claimed = try await dispatcher.drainOnce() } catch {
+                    app.logger.error("push outbox round failed", metadata: ["error": .string(String(reflecting: error))])
+                }
                 if claimed == 0 && fannedOut == 0 { try? await Task.sleep(for: .seconds(dispatcher.settings.pollInterval)) }
             }
         }

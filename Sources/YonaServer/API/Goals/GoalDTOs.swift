@@ -9,7 +9,7 @@ struct GoalRequest: StrictBody {
     }
 
     let type: String?
-    let maxDurationMinutes: Int?
+    let maxDurationMinutes: LenientInt?
     let zones: [String]?
     let _links: Links?
     let creationTime: String?
@@ -21,7 +21,7 @@ struct GoalRequest: StrictBody {
     static let allowedKeys: Set<String> = ["@type", "maxDurationMinutes", "zones", "_links", "creationTime"]
 
     func spec() throws -> GoalSpec {
-        try GoalSpec(type: try requireText(type), maxDurationMinutes: maxDurationMinutes, zones: zones)
+        try GoalSpec(type: try requireText(type), maxDurationMinutes: maxDurationMinutes?.value, zones: zones)
     }
 
     /// The activity category id at the end of the `yona:activityCategory` link.
@@ -32,9 +32,9 @@ struct GoalRequest: StrictBody {
         return id
     }
 
-    /// Only a test server accepts a goal created in the past (api.md).
-    func creationTime(testServer: Bool) throws -> Date {
-        guard let creationTime else { return Date() }
+    /// Only a test server accepts a goal created (or changed) in the past (api.md); nil when none is given.
+    func creationTime(testServer: Bool) throws -> Date? {
+        guard let creationTime else { return nil }
         guard testServer else { throw YonaError(.extraProperty) }
         guard let date = YonaDateFormat.parseTimestamp(creationTime) else { throw YonaError(.invalidJSON) }
         return date
@@ -46,12 +46,14 @@ struct GoalDTO: Encodable, Sendable {
     let type: String
     let maxDurationMinutes: Int?
     let zones: [String]?
+    /// Time-zone goals only: the quarter hours the zones cover.
+    let spreadCells: [Int]?
     let creationTime: String
     let historyItem: Bool
     let _links: HALLinks
 
     enum CodingKeys: String, CodingKey {
-        case type = "@type", maxDurationMinutes, zones, creationTime, historyItem, _links
+        case type = "@type", maxDurationMinutes, zones, spreadCells, creationTime, historyItem, _links
     }
 }
 

@@ -14,7 +14,7 @@ enum GoalsController {
 
     @Sendable static func list(req: Request) async throws -> Response {
         let user = try await req.unlockPathUser()
-        let items = try await req.goals.goals(of: user).map { req.rendering.goal($0, of: user, topLevel: false) }
+        let items = try await req.rendering.goalItems(goals: req.goals.goals(of: user), history: req.goals.historyItems(of: user), of: user)
         return try .hal(HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: req.rendering.links.goals(user.id))))
     }
 
@@ -27,7 +27,8 @@ enum GoalsController {
         let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(GoalRequest.self)
         let goal = try await req.goals.add(try body.spec(), categoryID: try body.categoryID(), to: user,
-                                           creationTime: try body.creationTime(testServer: req.application.yona.config.testServer))
+                                           creationTime: try body.creationTime(testServer: req.application.yona.config.testServer) ?? Date(),
+                                           text: req.query[String.self, at: "message"])
         return try .hal(req.rendering.goal(goal, of: user, topLevel: true), status: .created)
     }
 
@@ -35,13 +36,15 @@ enum GoalsController {
         let user = try await req.unlockPathUser()
         let goalID = try req.uuidParameter("goalID")
         let body = try req.decodeStrict(GoalRequest.self)
-        let goal = try await req.goals.update(goalID, of: user, to: try body.spec(), categoryID: try body.categoryID())
+        let goal = try await req.goals.update(goalID, of: user, to: try body.spec(), categoryID: try body.categoryID(),
+                                              changeTime: try body.creationTime(testServer: req.application.yona.config.testServer),
+                                              text: req.query[String.self, at: "message"])
         return try .hal(req.rendering.goal(goal, of: user, topLevel: true))
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
-        try await req.goals.delete(try req.uuidParameter("goalID"), of: user)
+        try await req.goals.delete(try req.uuidParameter("goalID"), of: user, text: req.query[String.self, at: "message"])
         return .noContent
     }
 }

@@ -8,7 +8,8 @@ struct UserRendering {
     var locale: YonaLocale = .fallback
 
     /// `requestingDeviceID` is the device the app says it runs on, or the default device when it says none.
-    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
+    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], history: [GoalHistoryItem] = [], password: String?,
+                 requestingDeviceID: UUID?) -> OwnUserDTO {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: requestingDeviceID))
         halLinks.add("edit", links.user(user.id, requestingDeviceID: requestingDeviceID))
         var embedded: OwnUserDTO.Embedded?
@@ -25,7 +26,7 @@ struct UserRendering {
             embedded = .init(
                 devices: HALCollection(rel: "yona:devices", items: deviceItems,
                                        links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID), topLevel: false)),
-                goals: HALCollection(rel: "yona:goals", items: goals.map { goal($0, of: user, topLevel: false) },
+                goals: HALCollection(rel: "yona:goals", items: goalItems(goals: goals, history: history, of: user),
                                      links: HALLinks(self: links.goals(user.id), topLevel: false)),
                 buddies: HALCollection(rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, topLevel: false) },
                                        links: HALLinks(self: links.buddies(user.id), topLevel: false)))
@@ -74,14 +75,33 @@ struct UserRendering {
     }
 
     func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool) -> GoalDTO {
-        let href = links.goal(ownerID, goal.id!)
+        goalDTO(id: goal.id!, spec: GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones),
+                categoryID: goal.$activityCategory.id, creationTime: goal.creationTime, historyItem: false,
+                ownerID: ownerID, editable: editable, topLevel: topLevel)
+    }
+
+    /// An earlier version of a goal (Yona's history item): never editable.
+    func goal(_ item: GoalHistoryItem, ownerID: UUID) -> GoalDTO {
+        goalDTO(id: item.id!, spec: GoalSpec(kind: item.kind, maxDurationMinutes: item.maxDurationMinutes, zones: item.zones),
+                categoryID: item.$activityCategory.id, creationTime: item.creationTime, historyItem: true,
+                ownerID: ownerID, editable: false, topLevel: false)
+    }
+
+    /// A user's goals as Yona lists them: the goals in force, then their earlier versions.
+    func goalItems(goals: [Goal], history: [GoalHistoryItem], of user: UnlockedUser) -> [GoalDTO] {
+        goals.map { goal($0, of: user, topLevel: false) } + history.map { goal($0, ownerID: user.id) }
+    }
+
+    private func goalDTO(id: UUID, spec: GoalSpec, categoryID: UUID, creationTime: Date, historyItem: Bool,
+                         ownerID: UUID, editable: Bool, topLevel: Bool) -> GoalDTO {
+        let href = links.goal(ownerID, id)
         var halLinks = HALLinks(self: href, topLevel: topLevel)
         if editable { halLinks.add("edit", href) }
-        halLinks.add("yona:activityCategory", links.activityCategory(goal.$activityCategory.id))
-        let isBudget = goal.kind == GoalSpec.budgetType
-        return GoalDTO(type: goal.kind, maxDurationMinutes: isBudget ? goal.maxDurationMinutes : nil,
-                       zones: isBudget ? nil : goal.zones, creationTime: YonaDateFormat.timestamp(goal.creationTime),
-                       historyItem: false, _links: halLinks)
+        halLinks.add("yona:activityCategory", links.activityCategory(categoryID))
+        let maxDuration: Int? = if case .budget(let minutes) = spec { minutes } else { nil }
+        let zones: [String]? = if case .timeZone(let zones) = spec { zones } else { nil }
+        return GoalDTO(type: spec.type, maxDurationMinutes: maxDuration, zones: zones, spreadCells: spec.spreadCells,
+                       creationTime: YonaDateFormat.timestamp(creationTime), historyItem: historyItem, _links: halLinks)
     }
 
     func activityCategory(_ category: ActivityCategory, locale: YonaLocale, topLevel: Bool) -> ActivityCategoryDTO {
@@ -132,8 +152,9 @@ extension Request {
                          status: HTTPResponseStatus = .ok) async throws -> Response {
         let devices = try await users.devices(of: user)
         let goals = user.isConfirmed ? try await self.goals.goals(of: user) : []
+        let history = user.isConfirmed ? try await self.goals.historyItems(of: user) : []
         let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
-        return try .hal(rendering.ownUser(user, devices: devices, goals: goals, password: password,
+        return try .hal(rendering.ownUser(user, devices: devices, goals: goals, history: history, password: password,
                                           requestingDeviceID: requesting), status: status)
     }
 }

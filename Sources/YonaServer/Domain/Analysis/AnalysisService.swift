@@ -51,12 +51,13 @@ struct AnalysisService: Sendable {
             let goals = try await Goal.query(on: tx)
                 .filter(\.$userAnonymized.$id == event.userAnonymizedID)
                 .filter(\.$activityCategory.$id ~~ categories.compactMap(\.id))
-                .filter(\.$creationTime <= event.startTime)
                 .all()
             var raised: [Int64] = []
             for goal in goals {
+                // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
+                guard let spec = try await Self.version(of: goal, at: event.startTime, on: tx) else { continue }
                 let isNew = try await mergeActivity(event, device: device.id!, goal: goal.id!, on: tx)
-                if isNew, goal.kind == GoalSpec.budgetType, goal.maxDurationMinutes == 0 {
+                if isNew, spec.isNoGo {
                     raised += try await raiseGoalConflict(event, goal: goal, on: tx, now: now)
                 }
             }
@@ -64,6 +65,15 @@ struct AnalysisService: Sendable {
         }
         metrics?.analyzerEvent(conflicts: raised.count)
         return raised
+    }
+
+    /// What `goal` asked at `time`: the goal itself from its creation on, an earlier version (history item) before
+    /// that, nothing before the goal existed.
+    static func version(of goal: Goal, at time: Date, on db: any Database) async throws -> GoalSpec? {
+        if goal.creationTime <= time { return GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones) }
+        guard let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.id!)
+            .filter(\.$creationTime <= time).filter(\.$endTime > time).first() else { return nil }
+        return GoalSpec(kind: item.kind, maxDurationMinutes: item.maxDurationMinutes, zones: item.zones)
     }
 
     /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either

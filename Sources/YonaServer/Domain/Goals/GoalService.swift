@@ -26,8 +26,21 @@ struct GoalService: Sendable {
         return goal
     }
 
-    /// Adds a goal; one goal per activity category.
-    func add(_ spec: GoalSpec, categoryID: UUID, to user: UnlockedUser, creationTime: Date = Date()) async throws -> Goal {
+    /// The earlier versions of the user's goals (Yona's history items), oldest first.
+    func historyItems(of user: UnlockedUser) async throws -> [GoalHistoryItem] {
+        try await historyItems(ofAnonymizedUser: user.privateData.userAnonymizedID)
+    }
+
+    func historyItems(ofAnonymizedUser id: UUID?) async throws -> [GoalHistoryItem] {
+        guard let id else { return [] }
+        return try await GoalHistoryItem.query(on: db)
+            .join(Goal.self, on: \GoalHistoryItem.$goal.$id == \Goal.$id)
+            .filter(Goal.self, \.$userAnonymized.$id == id)
+            .sort(\.$creationTime).all()
+    }
+
+    /// Adds a goal; one goal per activity category. `text` is what the user wrote to the buddies.
+    func add(_ spec: GoalSpec, categoryID: UUID, to user: UnlockedUser, creationTime: Date = Date(), text: String? = nil) async throws -> Goal {
         guard try await ActivityCategory.find(categoryID, on: db) != nil else { throw YonaError(.activityCategoryNotFound) }
         let anonymizedID = user.privateData.userAnonymizedID
         if try await Goal.query(on: db).filter(\.$userAnonymized.$id == anonymizedID)
@@ -38,7 +51,7 @@ struct GoalService: Sendable {
         do {
             try await db.transaction { tx in
                 try await goal.create(on: tx)
-                try await Self.announce(.added, goal: goal, of: user, on: tx)
+                try await Self.announce(.added, goal: goal, of: user, text: text, on: tx)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.secondGoalOnActivityCategory)
@@ -46,11 +59,46 @@ struct GoalService: Sendable {
         return try await self.goal(goal.id!, of: user)
     }
 
-    /// Changes a goal's budget or zones; a mandatory no-go goal cannot be relaxed.
-    func update(_ goalID: UUID, of user: UnlockedUser, to spec: GoalSpec, categoryID: UUID) async throws -> Goal {
+    /// Changes a goal's budget or zones, as Yona: the version it replaces is kept as a history item ending when the
+    /// new one starts (`changeTime`, a test server's past time, or now); a change that changes nothing is no change.
+    /// A goal keeps its type and category; a mandatory no-go goal cannot be relaxed.
+    func update(_ goalID: UUID, of user: UnlockedUser, to spec: GoalSpec, categoryID: UUID, changeTime: Date? = nil,
+                text: String? = nil) async throws -> Goal {
         let goal = try await goal(goalID, of: user)
+        guard goal.kind == spec.type else { throw YonaError(.cannotChangeGoalType) }
         guard goal.$activityCategory.id == categoryID else { throw YonaError(.cannotChangeGoalActivityCategory) }
         if goal.activityCategory.mandatoryNoGo && !spec.isNoGo { throw YonaError(.cannotRemoveMandatoryGoal) }
+        if let changeTime, changeTime < goal.creationTime { throw YonaError(.goalUpdateBeforeOriginal) }
+        guard spec != GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones) else {
+            // Only a (test server's) new time: the goal is re-dated, nobody is told.
+            if let changeTime {
+                goal.creationTime = changeTime
+                try await goal.save(on: db)
+            }
+            return goal
+        }
+        let effective = changeTime ?? Date()
+        try await db.transaction { tx in
+            try await GoalHistoryItem(of: goal, endTime: effective).create(on: tx)
+            Self.apply(spec, to: goal)
+            goal.creationTime = effective
+            try await goal.save(on: tx)
+            try await Self.announce(.changed, goal: goal, of: user, text: text, on: tx)
+        }
+        return goal
+    }
+
+    func delete(_ goalID: UUID, of user: UnlockedUser, text: String? = nil) async throws {
+        let goal = try await goal(goalID, of: user)
+        guard !goal.activityCategory.mandatoryNoGo else { throw YonaError(.cannotRemoveMandatoryGoal) }
+        try await db.transaction { tx in
+            try await Self.announce(.deleted, goal: goal, of: user, text: text, on: tx)
+            try await GoalHistoryItem.query(on: tx).filter(\.$goal.$id == goalID).delete()
+            try await goal.delete(on: tx)
+        }
+    }
+
+    private static func apply(_ spec: GoalSpec, to goal: Goal) {
         goal.kind = spec.type
         switch spec {
         case .budget(let minutes):
@@ -60,20 +108,6 @@ struct GoalService: Sendable {
             goal.maxDurationMinutes = nil
             goal.zones = zones
         }
-        try await db.transaction { tx in
-            try await goal.save(on: tx)
-            try await Self.announce(.changed, goal: goal, of: user, on: tx)
-        }
-        return goal
-    }
-
-    func delete(_ goalID: UUID, of user: UnlockedUser) async throws {
-        let goal = try await goal(goalID, of: user)
-        guard !goal.activityCategory.mandatoryNoGo else { throw YonaError(.cannotRemoveMandatoryGoal) }
-        try await db.transaction { tx in
-            try await Self.announce(.deleted, goal: goal, of: user, on: tx)
-            try await goal.delete(on: tx)
-        }
     }
 
     enum Change: String {
@@ -81,10 +115,10 @@ struct GoalService: Sendable {
     }
 
     /// Goal changes are announced to buddies (api.md).
-    private static func announce(_ change: Change, goal: Goal, of user: UnlockedUser, on tx: any Database) async throws {
+    private static func announce(_ change: Change, goal: Goal, of user: UnlockedUser, text: String?, on tx: any Database) async throws {
         try await BuddyService.announce(user, on: tx) { id in
             MessagePayload(kind: .goalChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                           activityCategoryID: goal.$activityCategory.id, goalID: goal.id, change: change.rawValue)
+                           activityCategoryID: goal.$activityCategory.id, goalID: goal.id, text: text, change: change.rawValue)
         }
     }
 

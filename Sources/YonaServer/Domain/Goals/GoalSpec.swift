@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a goal asks of its user, checked.
+/// What a goal asks of its user, checked with Yona's rules and codes.
 enum GoalSpec: Sendable, Equatable {
     /// At most this many minutes a day; 0 is a no-go goal (a danger zone).
     case budget(maxDurationMinutes: Int)
@@ -10,21 +10,25 @@ enum GoalSpec: Sendable, Equatable {
     static let budgetType = "BudgetGoal"
     static let timeZoneType = "TimeZoneGoal"
 
+    /// As Yona, a property of the other goal type is ignored, not refused.
     init(type: String, maxDurationMinutes: Int?, zones: [String]?) throws(YonaError) {
         switch type {
         case Self.budgetType:
-            guard let maxDurationMinutes, maxDurationMinutes >= 0, maxDurationMinutes <= 24 * 60, zones == nil else {
-                throw YonaError(.invalidGoal)
-            }
+            guard let maxDurationMinutes else { throw YonaError(.missingProperty) }
+            guard maxDurationMinutes >= 0 else { throw YonaError(.goalBudgetNegative) }
             self = .budget(maxDurationMinutes: maxDurationMinutes)
         case Self.timeZoneType:
-            guard let zones, !zones.isEmpty, maxDurationMinutes == nil, zones.allSatisfy(Self.isValidZone) else {
-                throw YonaError(.invalidGoal)
-            }
+            guard let zones else { throw YonaError(.missingProperty) }
+            guard !zones.isEmpty else { throw YonaError(.goalZoneRequired) }
+            for zone in zones { try Self.checkZone(zone) }
             self = .timeZone(zones: zones)
         default:
             throw YonaError(.invalidGoal)
         }
+    }
+
+    init(kind: String, maxDurationMinutes: Int?, zones: [String]) {
+        self = kind == Self.timeZoneType ? .timeZone(zones: zones) : .budget(maxDurationMinutes: maxDurationMinutes ?? 0)
     }
 
     var isNoGo: Bool { self == .budget(maxDurationMinutes: 0) }
@@ -36,11 +40,35 @@ enum GoalSpec: Sendable, Equatable {
         }
     }
 
-    /// `08:00-12:00`; the end may be `24:00` and lies after the start.
-    static func isValidZone(_ zone: String) -> Bool {
-        guard let match = zone.wholeMatch(of: /([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-4]):([0-5][0-9])/) else { return false }
-        let start = Int(match.1)! * 60 + Int(match.2)!
-        let end = Int(match.3)! * 60 + Int(match.4)!
-        return end <= 24 * 60 && end > start
+    /// The quarter hours (0...95) the zones cover, sorted and each once, as Yona's `spreadCells`.
+    var spreadCells: [Int]? {
+        guard case .timeZone(let zones) = self else { return nil }
+        var cells = Set<Int>()
+        for zone in zones {
+            guard let (from, to) = Self.minutes(zone) else { continue }
+            cells.formUnion(from / 15 ..< to / 15)
+        }
+        return cells.sorted()
+    }
+
+    /// Yona's checks, in Yona's order: the shape, each end's hour and quarter, the end after the start, and
+    /// nothing beyond 24:00.
+    static func checkZone(_ zone: String) throws(YonaError) {
+        guard let m = zone.wholeMatch(of: /([0-2][0-9]):([0-5][0-9])-([0-2][0-9]):([0-5][0-9])/) else {
+            throw YonaError(.goalZoneFormat)
+        }
+        let (fromHour, fromMinute, toHour, toMinute) = (Int(m.1)!, Int(m.2)!, Int(m.3)!, Int(m.4)!)
+        for (hour, minute) in [(fromHour, fromMinute), (toHour, toMinute)] {
+            guard hour <= 24 else { throw YonaError(.goalZoneHour) }
+            guard minute % 15 == 0 else { throw YonaError(.goalZoneQuarterHour) }
+        }
+        guard toHour * 60 + toMinute > fromHour * 60 + fromMinute else { throw YonaError(.goalZoneToNotBeyondFrom) }
+        guard (fromHour < 24 || fromMinute == 0) && (toHour < 24 || toMinute == 0) else { throw YonaError(.goalZoneBeyond24) }
+    }
+
+    /// Start and end of a valid zone in minutes after midnight.
+    static func minutes(_ zone: String) -> (Int, Int)? {
+        guard let m = zone.wholeMatch(of: /([0-2][0-9]):([0-5][0-9])-([0-2][0-9]):([0-5][0-9])/) else { return nil }
+        return (Int(m.1)! * 60 + Int(m.2)!, Int(m.3)! * 60 + Int(m.4)!)
     }
 }

@@ -232,6 +232,8 @@ struct UserService: Sendable {
         try await BuddyAnonymized.query(on: tx).filter(\.$owner.$id == userAnonymizedID).delete()
         try await BuddyAnonymized.query(on: tx).filter(\.$buddyUserAnonymizedID == userAnonymizedID).delete()
         try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
+        let goalIDs = try await Goal.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).all(\.$id)
+        try await GoalHistoryItem.query(on: tx).filter(\.$goal.$id ~~ goalIDs).delete()
         try await Goal.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
         try await Message.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
         try await UserAnonymized.query(on: tx).filter(\.$id == userAnonymizedID).delete()

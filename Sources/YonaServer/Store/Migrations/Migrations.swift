@@ -30,5 +30,6 @@ enum YonaMigrations {
         AddOverwriteToUsers(),
         AddInvitedOnToUsers(),
         AdoptYonaActivityCategories(),
+        CreateGoalHistoryItems(),
     ]
 }
