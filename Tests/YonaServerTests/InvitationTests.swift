@@ -72,7 +72,7 @@ import Testing
             // check: Richard has an accepted buddy under the invitee's own nickname, and his conflicts reach Bob without the URL
             let buddies = try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader)
             #expect(value(buddies.json, "_embedded", "yona:buddies", 0, "sendingStatus") as? String == "ACCEPTED")
-            #expect(value(buddies.json, "_embedded", "yona:buddies", 0, "nickname") as? String == "BD")
+            #expect(value(buddies.json, "_embedded", "yona:buddies", 0, "_embedded", "yona:user", "nickname") as? String == "BD")
             try await server.addNoGoGoal(richard, category: GoalsTests.gambling)
             let login = try await server.vpnLogin(richard)
             let posted = try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: "https://poker.example")
@@ -168,8 +168,10 @@ import Testing
             #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == ignored).count() == 0)
             #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == taken).count() == 1)
             #expect(try await UserAnonymized.query(on: server.app.db).count() == anonymizedBefore - 1)
-            let richardsTypes = try await server.messages(richard).compactMap { $0["@type"] as? String }
-            #expect(richardsTypes.contains("BuddyDisconnectMessage"))
+            // as Yona: an invitee gone before answering is a rejection, "User account was deleted"
+            let rejection = try #require(try await server.messages(richard).first { $0["@type"] as? String == "BuddyConnectResponseMessage" })
+            #expect(rejection["status"] as? String == "REJECTED")
+            #expect(rejection["message"] as? String == "User account was deleted")
             let buddies = try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader)
             let remaining = value(buddies.json, "_embedded", "yona:buddies") as? [[String: Any]] ?? []
             #expect(remaining.count == 1, "only the taken-over invitation is left")

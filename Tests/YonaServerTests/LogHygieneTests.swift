@@ -104,13 +104,15 @@ import Testing
             let leaks = lines.filter { $0.contains(secret) }
             #expect(leaks.isEmpty, "the log holds \(secret): \(leaks.prefix(2))")
         }
-        // The 4-digit codes, wherever they stand alone (not inside a longer number such as a duration).
+        // The 4-digit codes, wherever they stand alone (not inside a longer number such as a duration, nor inside a
+        // random hexadecimal id such as a request or correlation id).
         for code in ["9876", "1234"] {
             let leaks = lines.filter { line in
                 line.ranges(of: code).contains { range in
                     let before = range.lowerBound > line.startIndex ? line[line.index(before: range.lowerBound)] : " "
                     let after = range.upperBound < line.endIndex ? line[range.upperBound] : " "
-                    return !(before.isNumber || before == ".") && !(after.isNumber || after == ".")
+                    let partOfAnother: (Character) -> Bool = { $0.isHexDigit || $0 == "." || $0 == "-" }
+                    return !partOfAnother(before) && !partOfAnother(after)
                 }
             }
             #expect(leaks.isEmpty, "the log holds the code \(code): \(leaks.prefix(2))")

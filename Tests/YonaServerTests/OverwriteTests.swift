@@ -73,17 +73,14 @@ import Testing
             let richardNow = TestUser(id: String(URLComponents(string: value(created.json, "_links", "self", "href") as! String)!.path.split(separator: "/").last!),
                                       password: password, mobileNumber: richard.mobileNumber, firstName: "Richard", nickname: "RC")
             #expect(try await server.messages(richardNow).isEmpty, "the new account inherits nothing and gets no conflict of Bob")
-            // a request Richard sent can no longer be accepted, only rejected
-            let request = try #require(try await server.messages(carol).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
-            let accept = try await server.request(.POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
-                                                  headers: carol.passwordHeader, json: ["properties": ["message": "ok"]])
-            #expect(accept.errorCode == "error.user.not.found.id")
-            let reject = try await server.request(.POST, try #require(value(request, "_links", "yona:reject", "href") as? String),
-                                                  headers: carol.passwordHeader, json: ["properties": ["message": "no"]])
-            #expect(reject.status == 200, "\(reject.text)")
-            // the request Dave sent to the old account ends with a disconnect on Dave's next call
+            // a request Richard sent is withdrawn from Carol's inbox (as Yona)
+            #expect(try await server.messages(carol).first { $0["@type"] as? String == "BuddyConnectRequestMessage" } == nil)
+            // the request Dave sent to the old account ends, on Dave's next call, as Yona's rejection on its behalf
             let davesMessages = try await server.messages(dave)
-            #expect(davesMessages.contains { $0["@type"] as? String == "BuddyDisconnectMessage" && $0["reason"] as? String == "USER_ACCOUNT_DELETED" })
+            let rejection = try #require(davesMessages.first { $0["@type"] as? String == "BuddyConnectResponseMessage" })
+            #expect(rejection["status"] as? String == "REJECTED")
+            #expect(rejection["message"] as? String == "User account was deleted")
+            #expect(rejection["nickname"] as? String == "Richard X", "the names Dave typed, as Yona's temporary nickname")
             let davesBuddies = try await server.request(.GET, "\(dave.path)/buddies/", headers: dave.passwordHeader)
             #expect((value(davesBuddies.json, "_embedded", "yona:buddies") as? [Any] ?? []).isEmpty)
             // the code was used up

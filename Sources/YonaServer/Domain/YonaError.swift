@@ -65,6 +65,7 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case overwriteCodeMismatch = "error.user.overwrite.confirmation.code.mismatch"
     case tooManyFailedOverwriteAttempts = "error.user.overwrite.confirmation.code.too.many.failed.attempts"
     case messageActionNotSupported = "error.message.action.not.supported"
+    case cannotDeleteUnprocessedMessage = "error.cannot.delete.unprocessed.message"
     case invalidEventTime = "error.analysis.invalid.event.time"
     case activityCategoryNotFound = "error.activitycategory.not.found"
     case goalNotFound = "error.goal.not.found"

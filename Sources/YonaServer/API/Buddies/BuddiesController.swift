@@ -13,7 +13,8 @@ enum BuddiesController {
 
     @Sendable static func list(req: Request) async throws -> Response {
         let user = try await req.unlockPathUser()
-        let items = user.privateData.buddies.map { req.rendering.buddy($0, of: user, topLevel: false) }
+        let sides = try await req.buddySides(of: user)
+        let items = user.privateData.buddies.map { req.rendering.buddy($0, of: user, side: sides[$0.id], topLevel: false) }
         return try .hal(HALCollection(rel: "yona:buddies", items: items, links: HALLinks(self: req.rendering.links.buddies(user.id))))
     }
 
@@ -21,7 +22,7 @@ enum BuddiesController {
         let user = try await req.unlockPathUser()
         let buddyID = try req.uuidParameter("buddyID")
         guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
-        return try .hal(req.rendering.buddy(buddy, of: user, topLevel: true))
+        return try .hal(req.rendering.buddy(buddy, of: user, side: try await req.buddySides(of: user)[buddy.id], topLevel: true))
     }
 
     @Sendable static func create(req: Request) async throws -> Response {
@@ -35,7 +36,7 @@ enum BuddiesController {
             emailAddress: try EmailAddress.validated(try requireText(invited.emailAddress, or: .emailAddressMissing)), message: body.message,
             sendingStatus: try requireText(body.sendingStatus), receivingStatus: try requireText(body.receivingStatus),
             inviting: req.inviting)
-        return try .hal(req.rendering.buddy(buddy, of: updated, topLevel: true), status: .created)
+        return try .hal(req.rendering.buddy(buddy, of: updated, side: nil, topLevel: true), status: .created)
     }
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {

@@ -36,19 +36,11 @@ enum EmailAddress {
 
 /// A buddy as its owner sees it, with the buddy's user embedded.
 struct BuddyDTO: Encodable, Sendable {
-    struct BuddyUser: Encodable, Sendable {
-        let firstName: String
-        let lastName: String
-        let mobileNumber: String
-        let nickname: String
-        let _links: HALLinks
-    }
     struct Embedded: Encodable, Sendable {
-        let user: BuddyUser
+        let user: BuddyUserDTO
         enum CodingKeys: String, CodingKey { case user = "yona:user" }
     }
 
-    let nickname: String
     let sendingStatus: String
     let receivingStatus: String
     let lastStatusChangeTime: String

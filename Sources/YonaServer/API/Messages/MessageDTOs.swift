@@ -18,11 +18,26 @@ struct MessageDTO: Encodable, Sendable {
     let change: String?
     let oldName: String?
     let newName: String?
+    /// Requests and disconnects embed the sender's user as `yona:user`.
+    let _embedded: Embedded?
     let _links: HALLinks
+
+    struct EmbeddedUser: Encodable, Sendable {
+        let firstName: String
+        let lastName: String
+        let mobileNumber: String
+        let nickname: String
+        let _links: HALLinks
+    }
+
+    struct Embedded: Encodable, Sendable {
+        let user: EmbeddedUser
+        enum CodingKeys: String, CodingKey { case user = "yona:user" }
+    }
 
     enum CodingKeys: String, CodingKey {
         case type = "@type", messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason
-        case change, oldName, newName, _links
+        case change, oldName, newName, _embedded, _links
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -41,6 +56,7 @@ struct MessageDTO: Encodable, Sendable {
         try c.encodeIfPresent(change, forKey: .change)
         try c.encodeIfPresent(oldName, forKey: .oldName)
         try c.encodeIfPresent(newName, forKey: .newName)
+        try c.encodeIfPresent(_embedded, forKey: ._embedded)
         try c.encode(_links, forKey: ._links)
     }
 }

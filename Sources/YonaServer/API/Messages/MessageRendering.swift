@@ -1,58 +1,96 @@
 import Foundation
 
 extension UserRendering {
-    /// Renders a message for its recipient: a goal conflict about the recipient is the "(me)" copy with the
-    /// URL; a buddy's copy names the buddy by the nickname the recipient knows and hides the URL until disclosed.
+    /// Renders a message for its recipient with the links Yona gives each kind: a goal conflict about the
+    /// recipient is the "(me)" copy with the URL; a buddy's copy names the buddy by the nickname the recipient knows
+    /// and hides the URL until disclosed; messages from a buddy link the buddy (`yona:buddy`) and the buddy's user
+    /// (`yona:user`), or embed that user (requests and disconnects).
     func message(_ message: OpenedMessage, of user: UnlockedUser, topLevel: Bool) -> MessageDTO {
         let payload = message.payload
         let href = links.message(user.id, message.id)
-        var halLinks = HALLinks(self: href, topLevel: topLevel)
-        halLinks.add("edit", href)
-        if let category = payload.activityCategoryID { halLinks.add("yona:activityCategory", links.activityCategory(category)) }
-        halLinks.add(message.record.isRead ? "yona:markUnread" : "yona:markRead",
-                     "\(href)/\(message.record.isRead ? "markUnread" : "markRead")")
         let aboutMe = payload.subjectUserAnonymizedID == user.privateData.userAnonymizedID
         let buddy = user.privateData.buddies.first { $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID }
+            ?? payload.sender.flatMap { sender in user.privateData.buddies.first { $0.userID == sender.userID } }
+        let senderUserID = payload.sender?.userID ?? buddy?.userID
+
+        var halLinks = HALLinks(self: href, topLevel: topLevel)
+        if payload.canBeDeleted { halLinks.add("edit", href) }
+        var embeddedUser: MessageDTO.EmbeddedUser?
+        func addBuddyLinks(user userLink: Bool) {
+            if userLink, let senderUserID { halLinks.add("yona:user", links.user(senderUserID, requestingUserID: user.id, requestingDeviceID: nil)) }
+            if let buddy { halLinks.add("yona:buddy", links.buddy(user.id, buddy.id)) }
+        }
+        switch payload.kind {
+        case .goalConflict:
+            if let category = payload.activityCategoryID { halLinks.add("yona:activityCategory", links.activityCategory(category)) }
+            if !aboutMe {
+                addBuddyLinks(user: false)
+                if payload.status == "ANNOUNCED" { halLinks.add("yona:requestDisclosure", "\(href)/requestDisclosure") }
+            }
+        case .goalChange:
+            if let category = payload.activityCategoryID { halLinks.add("related", links.activityCategory(category)) }
+            addBuddyLinks(user: true)
+        case .disclosureRequest:
+            if let original = payload.originalMessageID { halLinks.add("related", links.message(user.id, original)) }
+            addBuddyLinks(user: true)
+            if payload.status == "DISCLOSURE_REQUESTED" {
+                halLinks.add("yona:accept", "\(href)/accept")
+                halLinks.add("yona:reject", "\(href)/reject")
+            }
+        case .disclosureResponse:
+            if let copy = payload.buddyCopyMessageID { halLinks.add("related", links.message(user.id, copy)) }
+            addBuddyLinks(user: true)
+        case .buddyConnectRequest, .buddyDisconnect:
+            if payload.kind == .buddyConnectRequest, payload.status == "REQUESTED" {
+                halLinks.add("yona:accept", "\(href)/accept")
+                halLinks.add("yona:reject", "\(href)/reject")
+            }
+            if let sender = payload.sender {
+                embeddedUser = .init(firstName: sender.firstName, lastName: sender.lastName, mobileNumber: sender.mobileNumber,
+                                     nickname: sender.nickname,
+                                     _links: HALLinks(self: links.user(sender.userID, requestingUserID: user.id, requestingDeviceID: nil),
+                                                      topLevel: false))
+            }
+        case .buddyConnectResponse, .buddyDeviceChange, .buddyInfoChange:
+            addBuddyLinks(user: true)
+        case .systemMessage:
+            break
+        }
+        halLinks.add(message.record.isRead ? "yona:markUnread" : "yona:markRead",
+                     "\(href)/\(message.record.isRead ? "markUnread" : "markRead")")
+
         let nickname: String
         if payload.kind == .systemMessage {
             nickname = "Yona"
-        } else if let sender = payload.sender {
-            nickname = buddy?.nickname ?? sender.nickname
         } else if aboutMe {
-            nickname = payload.kind == .goalConflict ? "\(user.privateData.nickname) (me)" : user.privateData.nickname
+            nickname = payload.kind == .goalConflict ? MessageTexts.me(user.privateData.nickname, locale) : user.privateData.nickname
         } else {
-            nickname = buddy?.nickname ?? "Yona"
+            nickname = buddy?.nickname ?? payload.sender?.nickname ?? "Yona"
         }
-        switch (payload.kind, payload.status) {
-        case (.buddyConnectRequest, "REQUESTED"?), (.disclosureRequest, "DISCLOSURE_REQUESTED"?):
-            halLinks.add("yona:accept", "\(href)/accept")
-            halLinks.add("yona:reject", "\(href)/reject")
-        case (.goalConflict, "ANNOUNCED"?) where !aboutMe:
-            halLinks.add("yona:requestDisclosure", "\(href)/requestDisclosure")
-        default:
-            break
-        }
-        if let sender = payload.sender { halLinks.add("yona:user", links.user(sender.userID)) }
         return MessageDTO(
             type: payload.kind.rawValue, messageId: message.id, nickname: nickname,
             creationTime: YonaDateFormat.timestamp(message.record.creationTime), isRead: message.record.isRead,
             url: payload.url, urlIsExplicitNull: payload.kind == .goalConflict && !aboutMe,
             activityStartTime: payload.activityStartTime.map(YonaDateFormat.timestamp),
             activityEndTime: payload.activityEndTime.map(YonaDateFormat.timestamp), status: payload.status,
-            message: payload.translations.map { $0[locale.rawValue] ?? $0[YonaLocale.fallback.rawValue] ?? "" } ?? payload.text, reason: payload.reason, change: payload.change, oldName: payload.oldName,
-            newName: payload.newName, _links: halLinks)
+            message: MessageTexts.text(of: payload, locale), reason: payload.kind == .buddyDisconnect ? payload.reason : nil,
+            change: payload.change, oldName: payload.oldName,
+            newName: payload.newName, _embedded: embeddedUser.map { .init(user: $0) }, _links: halLinks)
     }
 
-    func buddy(_ buddy: PrivateBuddy, of user: UnlockedUser, topLevel: Bool) -> BuddyDTO {
-        let href = "\(links.buddies(user.id))\(buddy.id.uuidString.lowercased())"
+    /// A buddy as its owner sees it: the statuses, and the buddy's user as `yona:user` (see `buddyUser`).
+    func buddy(_ buddy: PrivateBuddy, of user: UnlockedUser, side: BuddySide?, topLevel: Bool) -> BuddyDTO {
+        let href = links.buddy(user.id, buddy.id)
         var halLinks = HALLinks(self: href, topLevel: topLevel)
         halLinks.add("edit", href)
-        halLinks.add("yona:user", links.user(buddy.userID))
+        if buddy.sendingStatus == .accepted {
+            halLinks.add("yona:dailyActivityReports", "\(href)/activity/days/")
+            halLinks.add("yona:weeklyActivityReports", "\(href)/activity/weeks/")
+        }
         return BuddyDTO(
-            nickname: buddy.nickname, sendingStatus: buddy.sendingStatus.rawValue, receivingStatus: buddy.receivingStatus.rawValue,
+            sendingStatus: buddy.sendingStatus.rawValue, receivingStatus: buddy.receivingStatus.rawValue,
             lastStatusChangeTime: YonaDateFormat.timestamp(buddy.lastStatusChangeTime),
-            _embedded: .init(user: .init(firstName: buddy.firstName, lastName: buddy.lastName, mobileNumber: buddy.mobileNumber,
-                                         nickname: buddy.nickname, _links: HALLinks(self: links.user(buddy.userID), topLevel: false))),
+            _embedded: .init(user: buddyUser(buddy, side: side, requester: user, topLevel: false)),
             _links: halLinks)
     }
 

@@ -40,10 +40,9 @@ enum MessagesController {
     @Sendable static func delete(req: Request) async throws -> Response {
         let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
         let id = try messageID(req)
-        let message = try await req.messages.message(id, of: user)
         try await req.messages.delete(id, of: user)
-        return try .hal(MessageActionResultDTO(properties: .init(status: "done"),
-                                               _embedded: ["yona:affectedMessages": [req.rendering.message(message, of: user, topLevel: false)]]))
+        // As Yona: the deleted message is not listed among the affected ones.
+        return try .hal(MessageActionResultDTO(properties: .init(status: "done"), _embedded: ["yona:affectedMessages": []]))
     }
 
     @Sendable static func act(req: Request) async throws -> Response {
@@ -57,13 +56,13 @@ enum MessagesController {
         case let action? where action == "accept" || action == "reject":
             let message = try await req.messages.message(id, of: user)
             if message.payload.kind == .disclosureRequest {
-                try await req.buddies.answerDisclosure(user, request: message, accept: action == "accept", messages: req.messages)
+                try await req.buddies.answerDisclosure(user, request: message, accept: action == "accept", text: text, messages: req.messages)
             } else {
                 _ = try await req.buddies.respond(user, to: message, accept: action == "accept", text: text)
             }
             affected = try await req.messages.message(id, of: user)
         case "requestDisclosure":
-            try await req.buddies.requestDisclosure(user, of: try await req.messages.message(id, of: user))
+            try await req.buddies.requestDisclosure(user, of: try await req.messages.message(id, of: user), text: text)
             affected = try await req.messages.message(id, of: user)
         default:
             _ = try await req.messages.message(id, of: user)

@@ -116,6 +116,12 @@ struct LinkBuilder: Sendable {
     func message(_ userID: UUID, _ messageID: Int64) -> String { "\(messages(userID))\(messageID)" }
     func goals(_ userID: UUID) -> String { "\(user(userID))/goals/" }
     func buddies(_ userID: UUID) -> String { "\(user(userID))/buddies/" }
+    func buddy(_ userID: UUID, _ buddyID: UUID) -> String { "\(buddies(userID))\(buddyID.uuidString.lowercased())" }
+
+    /// A link the requester follows to another user's resource (a buddy's user or goals), as Yona gives it.
+    func asRequester(_ href: String, _ requestingUserID: UUID) -> String {
+        href + (href.contains("?") ? "&" : "?") + "requestingUserId=\(requestingUserID.uuidString.lowercased())"
+    }
 
     func goal(_ userID: UUID, _ goalID: UUID) -> String { "\(goals(userID))\(goalID.uuidString.lowercased())" }
     func activityCategories() -> String { "\(base)/activityCategories/" }

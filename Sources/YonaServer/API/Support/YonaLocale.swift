@@ -99,6 +99,7 @@ extension ErrorCode {
         case .goalZoneBeyond24: ("A zone cannot go beyond 24:00.", "Een zone kan niet na 24:00 doorlopen.")
         case .cannotChangeGoalType: ("A goal cannot change its type.", "Een doel kan niet van soort veranderen.")
         case .goalUpdateBeforeOriginal: ("A goal cannot change before it was created.", "Een doel kan niet veranderen voordat het bestond.")
+        case .cannotDeleteUnprocessedMessage: ("This message cannot be deleted before it is answered.", "Dit bericht kan niet worden verwijderd voordat het is beantwoord.")
         case .invalidGoal: ("The goal is not valid: a budget needs maxDurationMinutes >= 0, time zones need zones like 08:00-12:00.", "Het doel is ongeldig: een budget heeft maxDurationMinutes >= 0 nodig, tijdzones hebben zones als 08:00-12:00 nodig.")
         case .tooManyRequests: ("Too many requests; try again later.", "Te veel verzoeken; probeer het later opnieuw.")
         case .invalidJSON: ("The request body is not valid JSON for this request.", "De inhoud van het verzoek is geen geldige JSON voor dit verzoek.")

@@ -123,21 +123,26 @@ struct OwnDeviceDTO: Encodable, Sendable {
     }
 }
 
-/// A buddy's user (`GET /users/{buddy}?requestingUserId={me}`).
-struct BuddyUserDTO: Encodable {
-    struct Embedded: Encodable {
+/// A buddy's user, as the buddy list embeds it and as `GET /users/{buddy}?requestingUserId={me}` answers: names,
+/// number, nickname, when the account was made and last opened, and, once the buddy shares, the goals and device
+/// names (never tokens, operating systems or versions).
+struct BuddyUserDTO: Encodable, Sendable {
+    struct Embedded: Encodable, Sendable {
         let goals: HALCollection<GoalDTO>
-        let devices: HALCollection<BuddyDeviceDTO>?
+        let devices: HALCollection<BuddyDeviceDTO>
         enum CodingKeys: String, CodingKey { case goals = "yona:goals", devices = "yona:devices" }
     }
-    /// A buddy's device: its name only (never its Instance ID, operating system or versions).
-    struct BuddyDeviceDTO: Encodable {
+    /// A buddy's device: its name, and Yona's VPN flag (always false here).
+    struct BuddyDeviceDTO: Encodable, Sendable {
         let name: String
+        let vpnConnected: Bool
     }
     let firstName: String
     let lastName: String
     let nickname: String
     let mobileNumber: String
-    let _embedded: Embedded
+    let creationTime: String?
+    let appLastOpenedDate: String?
+    let _embedded: Embedded?
     let _links: HALLinks
 }

@@ -8,8 +8,8 @@ struct UserRendering {
     var locale: YonaLocale = .fallback
 
     /// `requestingDeviceID` is the device the app says it runs on, or the default device when it says none.
-    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], history: [GoalHistoryItem] = [], password: String?,
-                 requestingDeviceID: UUID?) -> OwnUserDTO {
+    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], history: [GoalHistoryItem] = [],
+                 sides: [UUID: BuddySide] = [:], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: requestingDeviceID))
         halLinks.add("edit", links.user(user.id, requestingDeviceID: requestingDeviceID))
         var embedded: OwnUserDTO.Embedded?
@@ -28,7 +28,7 @@ struct UserRendering {
                                        links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID), topLevel: false)),
                 goals: HALCollection(rel: "yona:goals", items: goalItems(goals: goals, history: history, of: user),
                                      links: HALLinks(self: links.goals(user.id), topLevel: false)),
-                buddies: HALCollection(rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, topLevel: false) },
+                buddies: HALCollection(rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, side: sides[$0.id], topLevel: false) },
                                        links: HALLinks(self: links.buddies(user.id), topLevel: false)))
         } else {
             halLinks.add("yona:confirmMobileNumber", links.withRequestingDevice(links.confirmMobileNumber(user.id), requestingDeviceID))
@@ -55,36 +55,46 @@ struct UserRendering {
             yonaPassword: nil, _embedded: nil, _links: halLinks)
     }
 
-    /// A buddy's user as the requester may see it: names, number, nickname, goals and device names (as the
-    /// buddy last announced them), never tokens, operating systems or versions.
-    func buddyUser(_ buddy: PrivateBuddy, goals: [Goal], requester: UnlockedUser) -> BuddyUserDTO {
-        let items = goals.map { goal($0, ownerID: buddy.userID, editable: false, topLevel: false) }
+    /// A buddy's user as the requester may see it: what the requester's own buddy list holds, and, once the buddy
+    /// shares (`sendingStatus` accepted), the buddy's goals and device names from the anonymized side.
+    func buddyUser(_ buddy: PrivateBuddy, side: BuddySide?, requester: UnlockedUser, topLevel: Bool) -> BuddyUserDTO {
+        let me = requester.id
+        var embedded: BuddyUserDTO.Embedded?
+        if buddy.sendingStatus == .accepted {
+            let goals = (side?.goals ?? []).map { goal in
+                self.goal(goal, ownerID: buddy.userID, editable: false, topLevel: false, requestingUserID: me)
+            } + (side?.history ?? []).map { self.goal($0, ownerID: buddy.userID, requestingUserID: me) }
+            embedded = .init(
+                goals: HALCollection(rel: "yona:goals", items: goals,
+                                     links: HALLinks(self: links.asRequester(links.goals(buddy.userID), me), topLevel: false)),
+                devices: HALCollection(rel: "yona:devices",
+                                       items: (buddy.deviceNames ?? []).map { BuddyUserDTO.BuddyDeviceDTO(name: $0, vpnConnected: false) },
+                                       links: HALLinks(self: links.asRequester(links.devices(buddy.userID), me), topLevel: false)))
+        }
         return BuddyUserDTO(
             firstName: buddy.firstName, lastName: buddy.lastName, nickname: buddy.nickname, mobileNumber: buddy.mobileNumber,
-            _embedded: .init(
-                goals: HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: links.goals(buddy.userID), topLevel: false)),
-                devices: buddy.deviceNames.map { names in
-                    HALCollection(rel: "yona:devices", items: names.map { BuddyUserDTO.BuddyDeviceDTO(name: $0) },
-                                  links: HALLinks(self: links.devices(buddy.userID), topLevel: false))
-                }),
-            _links: HALLinks(self: links.user(buddy.userID, requestingUserID: requester.id, requestingDeviceID: nil)))
+            creationTime: buddy.creationTime.map(YonaDateFormat.timestamp), appLastOpenedDate: side?.appLastOpenedDate,
+            _embedded: embedded,
+            // Only `self`: Yona's buddy user carries no `yona:` links, so no curie either.
+            _links: HALLinks(self: links.user(buddy.userID, requestingUserID: me, requestingDeviceID: nil), topLevel: false))
     }
 
     func goal(_ goal: Goal, of user: UnlockedUser, topLevel: Bool) -> GoalDTO {
         self.goal(goal, ownerID: user.id, editable: !goal.activityCategory.mandatoryNoGo, topLevel: topLevel)
     }
 
-    func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool) -> GoalDTO {
+    /// `requestingUserID` marks a buddy's goal, whose links carry the requester (as Yona's).
+    func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID? = nil) -> GoalDTO {
         goalDTO(id: goal.id!, spec: GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones),
                 categoryID: goal.$activityCategory.id, creationTime: goal.creationTime, historyItem: false,
-                ownerID: ownerID, editable: editable, topLevel: topLevel)
+                ownerID: ownerID, editable: editable, topLevel: topLevel, requestingUserID: requestingUserID)
     }
 
     /// An earlier version of a goal (Yona's history item): never editable.
-    func goal(_ item: GoalHistoryItem, ownerID: UUID) -> GoalDTO {
+    func goal(_ item: GoalHistoryItem, ownerID: UUID, requestingUserID: UUID? = nil) -> GoalDTO {
         goalDTO(id: item.id!, spec: GoalSpec(kind: item.kind, maxDurationMinutes: item.maxDurationMinutes, zones: item.zones),
                 categoryID: item.$activityCategory.id, creationTime: item.creationTime, historyItem: true,
-                ownerID: ownerID, editable: false, topLevel: false)
+                ownerID: ownerID, editable: false, topLevel: false, requestingUserID: requestingUserID)
     }
 
     /// A user's goals as Yona lists them: the goals in force, then their earlier versions.
@@ -93,8 +103,8 @@ struct UserRendering {
     }
 
     private func goalDTO(id: UUID, spec: GoalSpec, categoryID: UUID, creationTime: Date, historyItem: Bool,
-                         ownerID: UUID, editable: Bool, topLevel: Bool) -> GoalDTO {
-        let href = links.goal(ownerID, id)
+                         ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID?) -> GoalDTO {
+        let href = requestingUserID.map { links.asRequester(links.goal(ownerID, id), $0) } ?? links.goal(ownerID, id)
         var halLinks = HALLinks(self: href, topLevel: topLevel)
         if editable { halLinks.add("edit", href) }
         halLinks.add("yona:activityCategory", links.activityCategory(categoryID))
@@ -144,6 +154,13 @@ struct UserRendering {
     }
 }
 
+/// A sharing buddy's anonymized side, as the buddy views show it.
+struct BuddySide: Sendable {
+    let goals: [Goal]
+    let history: [GoalHistoryItem]
+    let appLastOpenedDate: String?
+}
+
 extension Request {
     /// The own-user document with what it embeds (devices and goals), loaded for this user.
     /// Without a `requestingDeviceID` the user's default device (the lowest index) is the requesting one, as Yona
@@ -153,8 +170,22 @@ extension Request {
         let devices = try await users.devices(of: user)
         let goals = user.isConfirmed ? try await self.goals.goals(of: user) : []
         let history = user.isConfirmed ? try await self.goals.historyItems(of: user) : []
+        let sides = user.isConfirmed ? try await buddySides(of: user) : [:]
         let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
-        return try .hal(rendering.ownUser(user, devices: devices, goals: goals, history: history, password: password,
+        return try .hal(rendering.ownUser(user, devices: devices, goals: goals, history: history, sides: sides, password: password,
                                           requestingDeviceID: requesting), status: status)
+    }
+
+    /// What the anonymized side shows of each buddy that shares (its goals, history items and the day its app was
+    /// last opened), by buddy id.
+    func buddySides(of user: UnlockedUser) async throws -> [UUID: BuddySide] {
+        var sides: [UUID: BuddySide] = [:]
+        for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
+            guard let anonymizedID = buddy.buddyUserAnonymizedID else { continue }
+            sides[buddy.id] = BuddySide(goals: try await goals.goals(ofAnonymizedUser: anonymizedID),
+                                        history: try await goals.historyItems(ofAnonymizedUser: anonymizedID),
+                                        appLastOpenedDate: try await users.lastOpenedDay(ofAnonymizedUser: anonymizedID))
+        }
+        return sides
     }
 }

@@ -36,13 +36,14 @@ enum UsersController {
             return try .hal(req.rendering.invitedUser(invited, temporaryPassword: temporaryPassword))
         }
         guard requestingUserID == userID else {
-            // Another user is visible only as an accepted buddy, from what the requester's own data holds.
+            // Another user is visible only as a buddy, from what the requester's own data holds; goals and devices
+            // only once the buddy shares.
             let requester = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
-            guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID && $0.receivingStatus == .accepted }) else {
+            guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID }) else {
                 throw YonaError(.userNotFound)
             }
-            let goals = try await req.goals.goals(ofAnonymizedUser: buddy.buddyUserAnonymizedID)
-            return try .hal(req.rendering.buddyUser(buddy, goals: goals, requester: requester))
+            let side = try await req.buddySides(of: requester)[buddy.id]
+            return try .hal(req.rendering.buddyUser(buddy, side: side, requester: requester, topLevel: true))
         }
         let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
@@ -79,7 +80,7 @@ enum UsersController {
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
-        try await req.users.delete(user)
+        try await req.users.delete(user, text: req.query[String.self, at: "message"])
         return .noContent
     }
 

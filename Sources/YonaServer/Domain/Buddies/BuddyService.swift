@@ -76,6 +76,7 @@ struct BuddyService: Sendable {
               let sender = request.sender, let requesterBuddyID = request.buddyID, let requesterHalf = request.buddyAnonymizedID else {
             throw YonaError(.messageActionNotSupported)
         }
+        if try await MessageService(db: db).isWithdrawn(request) { throw YonaError(.messageNotFound) }
         if accept, try await User.find(sender.userID, on: db) == nil {
             // The requester's account is gone (deleted or overwritten): nothing to connect to.
             throw YonaError(.userNotFound)
@@ -92,7 +93,8 @@ struct BuddyService: Sendable {
                     id: UUID(), userID: sender.userID, firstName: sender.firstName, lastName: sender.lastName,
                     nickname: sender.nickname, mobileNumber: sender.mobileNumber, sendingStatus: .accepted,
                     receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
-                    buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames)
+                    buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames,
+                    creationTime: sender.creationTime)
                 try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
                                           sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue).create(on: tx)
                 // The requester's half starts sharing now, so conflicts flow before the requester's next call.
@@ -122,26 +124,34 @@ struct BuddyService: Sendable {
         guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
         let updated = try await db.transaction { tx in
             try await disconnect(buddy, of: user, reason: reason, text: text, on: tx)
+            // What the buddy sent or shared leaves the user's own inbox too (as Yona).
+            if let other = buddy.buddyUserAnonymizedID {
+                try await MessageWriter.deleteAll(from: other, in: user.privateData.userAnonymizedID, on: tx)
+            }
             return try await users.modifyPrivateData(user, on: tx) { $0.buddies.removeAll { $0.id == buddyID } }
         }
         await notices.send(to: [buddy.userID])
         return updated
     }
 
-    /// Tells every buddy that the account is going (inside the deletion's transaction).
-    func disconnectAll(of user: UnlockedUser, on tx: any Database) async throws {
+    /// Tells every buddy that the account is going (inside the deletion's transaction), with the user's last words.
+    func disconnectAll(of user: UnlockedUser, text: String? = nil, on tx: any Database) async throws {
         for buddy in user.privateData.buddies {
-            try await disconnect(buddy, of: user, reason: "USER_ACCOUNT_DELETED", text: nil, on: tx)
+            try await disconnect(buddy, of: user, reason: "USER_ACCOUNT_DELETED", text: text, on: tx)
         }
     }
 
+    /// Ends the relation on the anonymized side. A buddy who had accepted is told and loses what the user sent or
+    /// shared; a request not answered yet is simply withdrawn (it vanishes from the invitee's inbox, as Yona's).
     private func disconnect(_ buddy: PrivateBuddy, of user: UnlockedUser, reason: String, text: String?, on tx: any Database) async throws {
         let me = user.privateData.userAnonymizedID
         try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
         if let other = buddy.buddyUserAnonymizedID {
             // Stop the other side's half from sharing with me at once.
             try await BuddyAnonymized.query(on: tx).filter(\.$owner.$id == other).filter(\.$buddyUserAnonymizedID == me).delete()
+            try await MessageWriter.deleteAll(from: me, in: other, on: tx)
         }
+        guard buddy.sendingStatus == .accepted else { return }
         try await MessageWriter.deliverNamed(to: buddy.userID, on: tx, now: Date(), MessagePayload(
             kind: .buddyDisconnect, messageID: 0, subjectUserAnonymizedID: me, text: text, sender: Self.sender(user), reason: reason))
     }
@@ -162,6 +172,7 @@ struct BuddyService: Sendable {
                 guard claimed != nil else { continue }
                 guard let plaintext = try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox),
                       let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext)) else { continue }
+                if try await MessageService(db: tx).isWithdrawn(payload) { continue }
                 current = try await apply(payload, to: current, on: tx)
                 try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: named.createdAt) { id in
                     var moved = payload
@@ -194,12 +205,21 @@ struct BuddyService: Sendable {
             }
             for buddy in removed {
                 try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
+                if let other = buddy.buddyUserAnonymizedID { try await MessageWriter.deleteAll(from: other, in: me, on: tx) }
+                let sender = MessagePayload.Sender(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
+                                                   nickname: buddy.nickname, mobileNumber: buddy.mobileNumber)
                 try await MessageWriter.deliver(to: me, on: tx, now: now) { id in
-                    MessagePayload(kind: .buddyDisconnect, messageID: id,
-                                   subjectUserAnonymizedID: buddy.buddyUserAnonymizedID ?? buddy.buddyAnonymizedID,
-                                   sender: .init(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
-                                                 nickname: buddy.nickname, mobileNumber: buddy.mobileNumber),
-                                   reason: "USER_ACCOUNT_DELETED")
+                    // Yona: an invitee who never answered is a rejection under the names the user typed; a buddy a
+                    // disconnect.
+                    buddy.sendingStatus == .accepted
+                        ? MessagePayload(kind: .buddyDisconnect, messageID: id,
+                                         subjectUserAnonymizedID: buddy.buddyUserAnonymizedID ?? buddy.buddyAnonymizedID,
+                                         sender: sender, reason: "USER_ACCOUNT_DELETED")
+                        : MessagePayload(kind: .buddyConnectResponse, messageID: id, subjectUserAnonymizedID: buddy.buddyAnonymizedID,
+                                         status: Status.rejected.rawValue,
+                                         sender: .init(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
+                                                       nickname: "\(buddy.firstName) \(buddy.lastName)", mobileNumber: buddy.mobileNumber),
+                                         reason: "USER_ACCOUNT_DELETED")
                 }
             }
             return updated
@@ -216,7 +236,13 @@ struct BuddyService: Sendable {
                     data.buddies[index].sendingStatus = .accepted
                     data.buddies[index].receivingStatus = .accepted
                     data.buddies[index].buddyUserAnonymizedID = payload.subjectUserAnonymizedID
-                    if let nickname = payload.sender?.nickname { data.buddies[index].nickname = nickname }
+                    if let sender = payload.sender {
+                        // The buddy's own names replace the ones the requester typed (as Yona).
+                        data.buddies[index].firstName = sender.firstName
+                        data.buddies[index].lastName = sender.lastName
+                        data.buddies[index].nickname = sender.nickname
+                        data.buddies[index].creationTime = sender.creationTime
+                    }
                     data.buddies[index].deviceNames = payload.deviceNames
                     data.buddies[index].lastStatusChangeTime = Date()
                 }
@@ -228,6 +254,14 @@ struct BuddyService: Sendable {
             return try await users.modifyPrivateData(user, on: tx) { data in
                 guard let index = data.buddies.firstIndex(where: { $0.userID == sender.userID }) else { return }
                 data.buddies[index].deviceNames = payload.deviceNames
+            }
+        case .buddyInfoChange:
+            guard let sender = payload.sender, user.privateData.buddies.contains(where: { $0.userID == sender.userID }) else { return user }
+            return try await users.modifyPrivateData(user, on: tx) { data in
+                guard let index = data.buddies.firstIndex(where: { $0.userID == sender.userID }) else { return }
+                data.buddies[index].firstName = sender.firstName
+                data.buddies[index].lastName = sender.lastName
+                data.buddies[index].nickname = sender.nickname
             }
         case .buddyDisconnect:
             let gone = user.privateData.buddies.filter {
@@ -246,7 +280,7 @@ struct BuddyService: Sendable {
     // MARK: - disclosure
 
     /// A buddy asks the subject of a goal conflict to show the URL.
-    func requestDisclosure(_ user: UnlockedUser, of copy: OpenedMessage) async throws {
+    func requestDisclosure(_ user: UnlockedUser, of copy: OpenedMessage, text: String? = nil) async throws {
         var payload = copy.payload
         guard payload.kind == .goalConflict, payload.subjectUserAnonymizedID != user.privateData.userAnonymizedID,
               payload.status == "ANNOUNCED", let original = payload.originalMessageID else {
@@ -259,14 +293,15 @@ struct BuddyService: Sendable {
             try await MessageWriter.deliver(to: requested.subjectUserAnonymizedID, on: tx, now: Date()) { id in
                 MessagePayload(kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
                                activityCategoryID: requested.activityCategoryID, activityStartTime: requested.activityStartTime,
-                               activityEndTime: requested.activityEndTime, status: "DISCLOSURE_REQUESTED",
+                               activityEndTime: requested.activityEndTime, status: "DISCLOSURE_REQUESTED", text: text,
                                originalMessageID: original, buddyCopyMessageID: copy.id)
             }
         }
     }
 
     /// The subject answers a disclosure request; on accept the buddy's copy shows the URL from then on.
-    func answerDisclosure(_ user: UnlockedUser, request: OpenedMessage, accept: Bool, messages: MessageService) async throws {
+    func answerDisclosure(_ user: UnlockedUser, request: OpenedMessage, accept: Bool, text: String? = nil,
+                          messages: MessageService) async throws {
         var payload = request.payload
         guard payload.kind == .disclosureRequest, payload.status == "DISCLOSURE_REQUESTED",
               let originalID = payload.originalMessageID, let copyID = payload.buddyCopyMessageID else {
@@ -286,7 +321,7 @@ struct BuddyService: Sendable {
             try await MessageWriter.reseal(copyID, recipient: buddy, on: tx, copy)
             try await MessageWriter.deliver(to: buddy, on: tx, now: Date()) { id in
                 MessagePayload(kind: .disclosureResponse, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                               activityCategoryID: original.activityCategoryID, status: status,
+                               activityCategoryID: original.activityCategoryID, status: status, text: text,
                                originalMessageID: originalID, buddyCopyMessageID: copyID)
             }
         }
@@ -315,8 +350,19 @@ struct BuddyService: Sendable {
         }
     }
 
+    /// Tells every accepted buddy's identity that the user's names or nickname changed (Yona's
+    /// `BuddyInfoChangeMessage`), through the named inbox so the buddy's own list can take the new names.
+    static func announceInfoChange(_ user: UnlockedUser, on db: any Database) async throws {
+        let now = Date()
+        for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
+            try await MessageWriter.deliverNamed(to: buddy.userID, on: db, now: now, MessagePayload(
+                kind: .buddyInfoChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID, sender: sender(user)))
+        }
+    }
+
     static func sender(_ user: UnlockedUser) -> MessagePayload.Sender {
         MessagePayload.Sender(userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
-                              nickname: user.privateData.nickname, mobileNumber: user.mobileNumber)
+                              nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
+                              creationTime: user.privateData.creationTime)
     }
 }

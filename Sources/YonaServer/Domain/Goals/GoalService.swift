@@ -93,6 +93,8 @@ struct GoalService: Sendable {
         guard !goal.activityCategory.mandatoryNoGo else { throw YonaError(.cannotRemoveMandatoryGoal) }
         try await db.transaction { tx in
             try await Self.announce(.deleted, goal: goal, of: user, text: text, on: tx)
+            // Its goal conflicts go with it, in the user's inbox and the buddies' (Yona's EditGoalsTest).
+            try await MessageWriter.deleteWithCopies(try await Message.query(on: tx).filter(\.$goalID == goalID).all(\.$id), on: tx)
             try await GoalHistoryItem.query(on: tx).filter(\.$goal.$id == goalID).delete()
             try await goal.delete(on: tx)
         }

@@ -12,6 +12,7 @@ struct MessagePayload: Codable, Sendable, Equatable {
         case disclosureResponse = "DisclosureResponseMessage"
         case goalChange = "GoalChangeMessage"
         case buddyDeviceChange = "BuddyDeviceChangeMessage"
+        case buddyInfoChange = "BuddyInfoChangeMessage"
         case systemMessage = "SystemMessage"
     }
 
@@ -48,11 +49,22 @@ struct MessagePayload: Codable, Sendable, Equatable {
     /// Buddy requests, responses and device changes: the sender's device names, all of them, as of sending.
     var deviceNames: [String]? = nil
 
+    /// Yona refuses to delete a request nobody answered yet (`error.cannot.delete.unprocessed.message`).
+    var canBeDeleted: Bool {
+        switch kind {
+        case .buddyConnectRequest: status == "ACCEPTED" || status == "REJECTED"
+        case .disclosureRequest: status == "DISCLOSURE_ACCEPTED" || status == "DISCLOSURE_REJECTED"
+        default: true
+        }
+    }
+
     struct Sender: Codable, Sendable, Equatable {
         var userID: UUID
         var firstName: String
         var lastName: String
         var nickname: String
         var mobileNumber: String
+        /// When the sender's account was created (Yona shows it on the buddy's user); nil in messages sent before.
+        var creationTime: Date? = nil
     }
 }

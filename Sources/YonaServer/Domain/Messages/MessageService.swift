@@ -20,16 +20,29 @@ struct MessageService: Sendable {
         var totalPages: Int { totalElements == 0 ? 0 : (totalElements + size - 1) / size }
     }
 
-    /// Newest first.
+    /// Newest first. Buddy requests withdrawn before they were answered vanish here (see `isWithdrawn`).
     func page(of user: UnlockedUser, number: Int, size: Int, onlyUnread: Bool) async throws -> Page {
-        var query = try await visible(Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID))
-        if onlyUnread { query = query.filter(\.$isRead == false) }
-        let total = try await query.count()
-        let rows = try await query.sort(\.$creationTime, .descending).sort(\.$id, .descending)
-            .range(number * size..<(number * size + size)).all()
         let inbox = try user.anonymousInbox()
-        let opened = try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }
-        return Page(messages: opened, totalElements: total, number: number, size: size)
+        while true {
+            var query = try await visible(Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID))
+            if onlyUnread { query = query.filter(\.$isRead == false) }
+            let total = try await query.count()
+            let rows = try await query.sort(\.$creationTime, .descending).sort(\.$id, .descending)
+                .range(number * size..<(number * size + size)).all()
+            let opened = try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }
+            var withdrawn: [Int64] = []
+            for message in opened where try await isWithdrawn(message.payload) { withdrawn.append(message.id) }
+            guard !withdrawn.isEmpty else { return Page(messages: opened, totalElements: total, number: number, size: size) }
+            try await MessageWriter.delete(on: db) { $0.filter(\.$id ~~ withdrawn) }
+        }
+    }
+
+    /// A buddy request whose requester took it back (or left) before it was answered: the requester's half of the
+    /// relation is gone. Yona deletes such a request from the invitee's inbox.
+    func isWithdrawn(_ payload: MessagePayload) async throws -> Bool {
+        guard payload.kind == .buddyConnectRequest, payload.status == PrivateBuddy.Status.requested.rawValue,
+              let half = payload.buddyAnonymizedID else { return false }
+        return try await BuddyAnonymized.find(half, on: db) == nil
     }
 
     func message(_ id: Int64, of user: UnlockedUser) async throws -> OpenedMessage {
@@ -37,7 +50,12 @@ struct MessageService: Sendable {
             .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)).first() else {
             throw YonaError(.messageNotFound)
         }
-        return OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))
+        let opened = OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))
+        if try await isWithdrawn(opened.payload) {
+            try await MessageWriter.delete(on: db) { $0.filter(\.$id == id) }
+            throw YonaError(.messageNotFound)
+        }
+        return opened
     }
 
     /// Hides copies of announcements that have expired (the purge deletes them soon after).
@@ -55,8 +73,8 @@ struct MessageService: Sendable {
     }
 
     func delete(_ id: Int64, of user: UnlockedUser) async throws {
-        _ = try await message(id, of: user)
-        try await Message.query(on: db).filter(\.$id == id).delete()
-        try await PendingPush.query(on: db).filter(\.$messageID == id).filter(\.$state == PendingPush.State.pending.rawValue).delete()
+        guard try await message(id, of: user).payload.canBeDeleted else { throw YonaError(.cannotDeleteUnprocessedMessage) }
+        // A user's own goal conflict takes its buddies' copies (and the disclosure messages about it) along, as Yona's.
+        try await db.transaction { tx in try await MessageWriter.deleteWithCopies([id], on: tx) }
     }
 }

@@ -20,9 +20,15 @@ enum MessageWriter {
             return nil
         }
         let id = newMessageID()
-        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(makePayload(id))), to: Array(publicKey))
+        let payload = makePayload(id)
+        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
         let message = Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now)
         message.announcementID = announcementID
+        if payload.kind != .systemMessage, payload.subjectUserAnonymizedID != recipient {
+            message.senderAnonymizedID = payload.subjectUserAnonymizedID
+        }
+        message.originMessageID = payload.originalMessageID
+        if payload.kind == .goalConflict, payload.subjectUserAnonymizedID == recipient { message.goalID = payload.goalID }
         try await message.create(on: db)
         try await OutboxWriter.queuePushes(messageID: id, recipient: recipient, on: db, now: now)
         return id
@@ -34,6 +40,27 @@ enum MessageWriter {
         guard let recipient = try await User.find(userID, on: db), let publicKey = recipient.namedInboxPublicKey else { return }
         let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
         try await NamedMessage(id: UUID(), userID: userID, sealedPayload: Data(sealed), createdAt: now).create(on: db)
+    }
+
+    /// Deletes messages (and the pushes still queued for them) matched by their plain relations; returns their ids.
+    @discardableResult
+    static func delete(on db: any Database, _ filter: (QueryBuilder<Message>) -> QueryBuilder<Message>) async throws -> [Int64] {
+        let ids = try await filter(Message.query(on: db)).all(\.$id)
+        guard !ids.isEmpty else { return [] }
+        try await Message.query(on: db).filter(\.$id ~~ ids).delete()
+        try await PendingPush.query(on: db).filter(\.$messageID ~~ ids).filter(\.$state == PendingPush.State.pending.rawValue).delete()
+        return ids
+    }
+
+    /// What leaves `recipient`'s inbox when it stops being `sender`'s buddy: everything from or about the sender.
+    static func deleteAll(from sender: UUID, in recipient: UUID, on db: any Database) async throws {
+        try await delete(on: db) { $0.filter(\.$userAnonymized.$id == recipient).filter(\.$senderAnonymizedID == sender) }
+    }
+
+    /// A conflict message and, in every buddy's inbox, its copies and the disclosure messages about it.
+    static func deleteWithCopies(_ ids: [Int64], on db: any Database) async throws {
+        guard !ids.isEmpty else { return }
+        try await delete(on: db) { $0.group(.or) { $0.filter(\.$id ~~ ids).filter(\.$originMessageID ~~ ids) } }
     }
 
     /// Replaces what a message says (its status, a disclosed URL), sealed again to the same inbox.

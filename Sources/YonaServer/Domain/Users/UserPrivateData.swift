@@ -70,6 +70,8 @@ struct PrivateBuddy: Codable, Sendable, Equatable {
     var buddyUserAnonymizedID: UUID?
     /// The buddy's device names as the buddy last announced them (nil until the first announcement).
     var deviceNames: [String]? = nil
+    /// When the buddy's account was created, as the buddy told it (nil until the buddy accepted).
+    var creationTime: Date? = nil
 }
 
 /// A device as its owner knows it: the name, the hidden link to its anonymized row, and the password of its

@@ -165,11 +165,20 @@ struct UserService: Sendable {
     }
 
     /// Changes names and number; a new number must be confirmed again.
-    func update(_ user: UnlockedUser, firstName: String, lastName: String, nickname: String, mobileNumber: MobileNumber) async throws -> UnlockedUser {
-        let user = try await modifyPrivateData(user) { data in
-            data.firstName = firstName
-            data.lastName = lastName
-            data.nickname = nickname
+    func update(_ original: UnlockedUser, firstName: String, lastName: String, nickname: String, mobileNumber: MobileNumber) async throws -> UnlockedUser {
+        var user = original
+        let data = original.privateData
+        if data.firstName != firstName || data.lastName != lastName || data.nickname != nickname {
+            // Accepted buddies hear of it (Yona's BuddyInfoChangeMessage) in the same transaction.
+            user = try await db.transaction { tx in
+                let changed = try await modifyPrivateData(original, on: tx) { data in
+                    data.firstName = firstName
+                    data.lastName = lastName
+                    data.nickname = nickname
+                }
+                try await BuddyService.announceInfoChange(changed, on: tx)
+                return changed
+            }
         }
         guard mobileNumber.value != user.record.mobileNumber else { return user }
         let code = newConfirmationCode()
@@ -217,9 +226,9 @@ struct UserService: Sendable {
         throw YonaError(.unexpected)
     }
     /// Removes the user and, through the link only the user's key can read, the anonymized part.
-    func delete(_ user: UnlockedUser) async throws {
+    func delete(_ user: UnlockedUser, text: String? = nil) async throws {
         try await db.transaction { tx in
-            try await BuddyService(db: tx, users: self).disconnectAll(of: user, on: tx)
+            try await BuddyService(db: tx, users: self).disconnectAll(of: user, text: text, on: tx)
             try await Self.deleteAnonymizedPart(user.privateData.userAnonymizedID, on: tx)
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }
@@ -237,6 +246,11 @@ struct UserService: Sendable {
         try await Goal.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
         try await Message.query(on: tx).filter(\.$userAnonymized.$id == userAnonymizedID).delete()
         try await UserAnonymized.query(on: tx).filter(\.$id == userAnonymizedID).delete()
+    }
+
+    /// The latest day any device of an anonymized user opened the app (a buddy's `appLastOpenedDate`).
+    func lastOpenedDay(ofAnonymizedUser id: UUID) async throws -> String? {
+        try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id == id).all(\.$appLastOpenedDate).compactMap { $0 }.max()
     }
 
     /// The user's devices joined with what the anonymized side holds for them.

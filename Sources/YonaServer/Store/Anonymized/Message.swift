@@ -16,6 +16,14 @@ final class Message: Model, @unchecked Sendable {
     @Field(key: "is_read") var isRead: Bool
     /// Set on a copy of a system announcement, so an expired announcement can be taken back.
     @OptionalField(key: "announcement_id") var announcementID: UUID?
+    /// The anonymized user the message is from or about, when that is not the recipient: what goes when the two stop
+    /// being buddies. It joins nothing that `buddies_anonymized` does not join already, on the same side.
+    @OptionalField(key: "sender_anonymized_id") var senderAnonymizedID: UUID?
+    /// A buddy's copy of a goal conflict, and the disclosure messages about one: the subject's own conflict message,
+    /// so deleting that one takes them along.
+    @OptionalField(key: "origin_message_id") var originMessageID: Int64?
+    /// The user's own goal conflict: the goal it broke, so removing the goal removes it.
+    @OptionalField(key: "goal_id") var goalID: UUID?
 
     // relationships
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized

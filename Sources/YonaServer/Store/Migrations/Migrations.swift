@@ -31,5 +31,6 @@ enum YonaMigrations {
         AddInvitedOnToUsers(),
         AdoptYonaActivityCategories(),
         CreateGoalHistoryItems(),
+        AddMessageRelations(),
     ]
 }

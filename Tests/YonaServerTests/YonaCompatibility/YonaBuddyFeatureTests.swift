@@ -1,0 +1,301 @@
+import Foundation
+import Testing
+@testable import YonaServer
+
+/// Yona's buddy and message features (`BasicBuddyTest`, `MessagingTest`, `DisclosureTest`, `UpdateBuddyUserInfoTest`,
+/// `RemoveUserTest`, `DeviceManagementTest`, `EditGoalsTest`), walked with the links the apps hold, on SQLite and
+/// PostgreSQL. Each test names the Groovy features it follows.
+@Suite struct YonaBuddyFeatureTests {
+    static func linkSet(_ json: [String: Any]?) -> Set<String> { Set((json?["_links"] as? [String: Any] ?? [:]).keys) }
+
+    static func messages(_ server: TestServer, _ user: TestUser, type: String) async throws -> [[String: Any]] {
+        try await server.messages(user).filter { $0["@type"] as? String == type }
+    }
+
+    static func buddyEntry(_ server: TestServer, _ user: TestUser) async throws -> [String: Any] {
+        let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+        return try #require(value(profile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies", 0) as? [String: Any])
+    }
+
+    /// `CommonAssertions.assertBuddyUser`: the buddy's user has exactly Yona's properties and links.
+    static func assertBuddyUser(_ buddyUser: [String: Any]?, established: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+        // Before the buddy shares, the server cannot know when the buddy's account was made or last opened: those are
+        // the buddy's own secrets until the acceptance tells them (docs/compatibility.md).
+        var expected: Set<String> = ["mobileNumber", "firstName", "lastName", "nickname", "_links"]
+        if established { expected.formUnion(["creationTime", "appLastOpenedDate", "_embedded"]) }
+        #expect(Set((buddyUser ?? [:]).keys) == expected, sourceLocation: sourceLocation)
+        if established {
+            #expect(Set((buddyUser?["_embedded"] as? [String: Any] ?? [:]).keys) == ["yona:goals", "yona:devices"], sourceLocation: sourceLocation)
+        }
+        #expect(linkSet(buddyUser) == ["self"], sourceLocation: sourceLocation)
+    }
+
+    @Test("BasicBuddyTest: Richard requests Bob to become his buddy; Bob finds the buddy request; Bob accepts Richard's buddy request; Richard finds Bob's buddy connect response; Richard and Bob can see each other's information",
+          arguments: TestDatabase.available)
+    func connectAndSeeEachOther(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let bob = try await server.createUser(firstName: "Bob", nickname: "BD")
+            let requested = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
+                "_embedded": ["yona:user": ["firstName": "Bobby", "lastName": "Dun", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@dunn.net"]],
+                "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            #expect(requested.status == 201, "\(requested.text)")
+            #expect(value(requested.json, "_links", "yona:user") == nil, "a buddy has no yona:user link; the user is embedded")
+            Self.assertBuddyUser(value(requested.json, "_embedded", "yona:user") as? [String: Any], established: false)
+
+            // Bob finds the request: the requester embedded, accept and reject, nothing to delete yet
+            let request = try #require(try await Self.messages(server, bob, type: "BuddyConnectRequestMessage").first)
+            #expect(Self.linkSet(request) == ["self", "yona:accept", "yona:reject", "yona:markRead"])
+            #expect(value(request, "_embedded", "yona:user", "firstName") as? String == "Richard")
+            #expect(value(request, "_embedded", "yona:user", "nickname") as? String == "RQ")
+            #expect(request["message"] as? String == "Would you like to be my buddy?")
+            #expect(request["nickname"] as? String == "RQ")
+            let early = try await server.request(.DELETE, try #require(value(request, "_links", "self", "href") as? String), headers: bob.passwordHeader)
+            #expect(early.status == 400, "MessagingTest: Bob tries to delete Richard's buddy request before it is processed")
+            #expect(early.errorCode == "error.cannot.delete.unprocessed.message")
+
+            let accepted = try await server.request(.POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
+                                                    headers: bob.passwordHeader, json: ["properties": ["message": "Yes, great idea!"]])
+            #expect(accepted.status == 200)
+            let processed = try #require(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
+            #expect(Self.linkSet(processed).contains("edit"), "answered, the request can be deleted")
+
+            // Richard finds the response, from Bob's own account
+            let response = try #require(try await Self.messages(server, richard, type: "BuddyConnectResponseMessage").first)
+            #expect(response["status"] as? String == "ACCEPTED")
+            #expect(response["message"] as? String == "Yes, great idea!")
+            #expect(response["nickname"] as? String == "BD")
+            #expect((value(response, "_links", "yona:user", "href") as? String) == "\(server.baseURL)/users/\(bob.id)?requestingUserId=\(richard.id)")
+            let richardsBuddy = try await Self.buddyEntry(server, richard)
+            #expect(value(response, "_links", "yona:buddy", "href") as? String == YonaAssertions.stripped(value(richardsBuddy, "_links", "self", "href") as? String))
+
+            // each sees the other's user: Bob's own names replace the ones Richard typed
+            #expect(richardsBuddy["sendingStatus"] as? String == "ACCEPTED")
+            #expect(Self.linkSet(richardsBuddy) == ["self", "edit", "yona:dailyActivityReports", "yona:weeklyActivityReports"])
+            let bobAsSeen = value(richardsBuddy, "_embedded", "yona:user") as? [String: Any]
+            Self.assertBuddyUser(bobAsSeen, established: true)
+            #expect(bobAsSeen?["firstName"] as? String == "Bob")
+            #expect(bobAsSeen?["appLastOpenedDate"] as? String == YonaAssertions.today)
+            let goals = value(bobAsSeen, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [[String: Any]] ?? []
+            #expect(goals.count == 1, "Bob's mandatory goal")
+            #expect((value(bobAsSeen, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "name") as? String) == "First device")
+            // the links Richard holds can be followed with his own password
+            let selfHref = try #require(value(bobAsSeen, "_links", "self", "href") as? String)
+            let fetched = try await server.request(.GET, selfHref, headers: richard.passwordHeader)
+            #expect(fetched.status == 200, "\(fetched.text)")
+            Self.assertBuddyUser(fetched.json, established: true)
+            let goalHref = try #require(value(goals.first, "_links", "self", "href") as? String)
+            #expect(goalHref.hasSuffix("?requestingUserId=\(richard.id)"))
+            #expect(try await server.request(.GET, goalHref, headers: richard.passwordHeader).status == 200)
+            let goalsHref = try #require(value(bobAsSeen, "_embedded", "yona:goals", "_links", "self", "href") as? String)
+            #expect((value(try await server.request(.GET, goalsHref, headers: richard.passwordHeader).json, "_embedded", "yona:goals") as? [Any])?.count == 1)
+            let richardAsSeen = value(try await Self.buddyEntry(server, bob), "_embedded", "yona:user") as? [String: Any]
+            Self.assertBuddyUser(richardAsSeen, established: true)
+            #expect(richardAsSeen?["nickname"] as? String == "RQ")
+        }
+    }
+
+    @Test("BasicBuddyTest: Richard deletes Bob's buddy entry before Bob accepts; RemoveUserTest: Remove Richard with pending buddy request to Bob and verify buddy request is removed",
+          arguments: TestDatabase.available)
+    func withdrawnRequests(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            let carol = try await server.createUser(nickname: "CC")
+            try await OverwriteTests.invite(server, from: richard, to: bob)
+            _ = try await server.messages(bob) // Bob's app has seen the request
+            try await OverwriteTests.invite(server, from: richard, to: carol)
+            // act: Richard removes Bob before Bob answered; then Richard's account goes with Carol's request pending
+            let buddy = try await Self.buddyEntry(server, richard)
+            let removed = try await server.request(.DELETE, try #require(value(buddy, "_links", "edit", "href") as? String), headers: richard.passwordHeader)
+            #expect(removed.status == 204)
+            #expect(try await Self.messages(server, bob, type: "BuddyConnectRequestMessage").isEmpty)
+            #expect(try await Self.messages(server, bob, type: "BuddyDisconnectMessage").isEmpty, "a request taken back is no disconnect")
+            #expect(try await server.request(.DELETE, richard.path, headers: richard.passwordHeader).status == 204)
+            #expect(try await server.messages(carol).isEmpty)
+        }
+    }
+
+    @Test("RemoveUserTest: Remove Richard while being a buddy of Bob and verify that Bob receives a buddy disconnect message; Remove Richard with pending buddy request from Bob and verify that Bob receives a reject message",
+          arguments: TestDatabase.available)
+    func removedAccounts(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            let dave = try await server.createUser(nickname: "DD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            try await OverwriteTests.invite(server, from: dave, to: richard)
+            try await server.addNoGoGoal(richard, category: GoalsTests.news)
+            let (ua, _) = try await server.vpnLogin(richard)
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.refdag.nl")
+            #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").count == 1)
+            // act
+            let deleted = try await server.request(.DELETE, "\(richard.path)?message=Goodbye%20friends!%20I%20deinstalled%20the%20Internet",
+                                                   headers: richard.passwordHeader)
+            #expect(deleted.status == 204)
+            // check: Bob keeps only the disconnect, with Richard's words
+            let bobsMessages = try await server.messages(bob)
+            let disconnect = try #require(bobsMessages.first { $0["@type"] as? String == "BuddyDisconnectMessage" })
+            #expect(disconnect["reason"] as? String == "USER_ACCOUNT_DELETED")
+            #expect(disconnect["message"] as? String == "Goodbye friends! I deinstalled the Internet")
+            #expect(disconnect["nickname"] as? String == "RQ")
+            #expect(value(disconnect, "_embedded", "yona:user", "firstName") as? String == "Richard")
+            #expect(!bobsMessages.contains { ["GoalConflictMessage", "GoalChangeMessage"].contains($0["@type"] as? String) })
+            // Dave's pending request ends as a rejection on Richard's behalf
+            let rejection = try #require(try await Self.messages(server, dave, type: "BuddyConnectResponseMessage").first)
+            #expect(rejection["status"] as? String == "REJECTED")
+            #expect(rejection["message"] as? String == "User account was deleted")
+        }
+    }
+
+    @Test("DisclosureTest: Disclosure link is available to buddy, not to <self>; Richard receives Bob's request for disclosure of a message; Richard accepts Bob's request for disclosure of a message",
+          arguments: TestDatabase.available)
+    func disclosure(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            try await server.addNoGoGoal(richard, category: GoalsTests.news)
+            let (ua, _) = try await server.vpnLogin(richard)
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.poker.com")
+            let own = try #require(try await Self.messages(server, richard, type: "GoalConflictMessage").first)
+            #expect(Self.linkSet(own) == ["self", "edit", "yona:activityCategory", "yona:markRead"])
+            let copy = try #require(try await Self.messages(server, bob, type: "GoalConflictMessage").first)
+            #expect(Self.linkSet(copy) == ["self", "edit", "yona:buddy", "yona:activityCategory", "yona:requestDisclosure", "yona:markRead"])
+            // Bob asks
+            let asked = try await server.request(.POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
+                                                 headers: bob.passwordHeader, json: ["properties": ["message": "Can I have a look?"]])
+            #expect(asked.status == 200)
+            let request = try #require(try await Self.messages(server, richard, type: "DisclosureRequestMessage").first)
+            #expect(request["message"] as? String == "Can I have a look?")
+            #expect(Self.linkSet(request) == ["self", "related", "yona:buddy", "yona:user", "yona:accept", "yona:reject", "yona:markRead"])
+            #expect(value(request, "_links", "related", "href") as? String == value(own, "_links", "self", "href") as? String)
+            #expect((value(request, "_links", "yona:user", "href") as? String)?.hasPrefix("\(server.baseURL)/users/\(bob.id)") == true)
+            // Richard accepts
+            let accepted = try await server.request(.POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
+                                                    headers: richard.passwordHeader, json: ["properties": ["message": "Sure!"]])
+            #expect(accepted.status == 200)
+            #expect(Self.linkSet(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
+                    == ["self", "edit", "related", "yona:buddy", "yona:user", "yona:markRead"])
+            let response = try #require(try await Self.messages(server, bob, type: "DisclosureResponseMessage").first)
+            #expect(response["message"] as? String == "Sure!")
+            #expect(response["status"] as? String == "DISCLOSURE_ACCEPTED")
+            #expect(value(response, "_links", "related", "href") as? String == value(copy, "_links", "self", "href") as? String)
+            let disclosed = try #require(try await Self.messages(server, bob, type: "GoalConflictMessage").first)
+            #expect(disclosed["url"] as? String == "http://www.poker.com")
+        }
+    }
+
+    @Test("MessagingTest: Richard deletes a goal conflict message. After that, it's gone for Bob too; Bob deletes a goal conflict message. After that, Richard still has it",
+          arguments: TestDatabase.available)
+    func deletingConflicts(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            try await server.addNoGoGoal(richard, category: GoalsTests.news)
+            let (ua, _) = try await server.vpnLogin(richard)
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://a.example", at: Date().addingTimeInterval(-3600))
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://b.example")
+            let bobsCopies = try await Self.messages(server, bob, type: "GoalConflictMessage")
+            #expect(bobsCopies.count == 2)
+            // Bob deletes his copy of the older one: Richard keeps his
+            let bobDeleted = try await server.request(.DELETE, try #require(value(bobsCopies.last, "_links", "edit", "href") as? String),
+                                                      headers: bob.passwordHeader)
+            #expect(bobDeleted.status == 200)
+            #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 2)
+            // Richard deletes his newer one: Bob's copy goes too
+            let newest = try #require(try await Self.messages(server, richard, type: "GoalConflictMessage").first)
+            let deleted = try await server.request(.DELETE, try #require(value(newest, "_links", "edit", "href") as? String), headers: richard.passwordHeader)
+            #expect(deleted.status == 200)
+            #expect((value(deleted.json, "_embedded", "yona:affectedMessages") as? [Any])?.isEmpty == true)
+            #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 1)
+            #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").isEmpty)
+        }
+    }
+
+    @Test("EditGoalsTest: Add budget goal; Delete goal; Goal conflict messages are removed when goal is removed", arguments: TestDatabase.available)
+    func goalChangeMessages(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            let added = try await server.request(.POST, "\(richard.path)/goals/?message=Going%20to%20monitor%20my%20social%20time!",
+                                                 headers: richard.passwordHeader,
+                                                 json: YonaGoalFeatureTests.budget(server, GoalsTests.social, "60"))
+            #expect(added.status == 201, "\(added.text)")
+            #expect(added.json["maxDurationMinutes"] as? Int == 60)
+            let change = try #require(try await Self.messages(server, bob, type: "GoalChangeMessage").first)
+            #expect(change["change"] as? String == "GOAL_ADDED")
+            #expect(change["message"] as? String == "Going to monitor my social time!")
+            #expect(change["nickname"] as? String == "RQ")
+            #expect(Self.linkSet(change) == ["self", "edit", "related", "yona:user", "yona:buddy", "yona:markRead"])
+            #expect(value(change, "_links", "related", "href") as? String == "\(server.baseURL)/activityCategories/\(GoalsTests.social)")
+            #expect(value(change, "_links", "yona:buddy", "href") as? String
+                    == YonaAssertions.stripped(value(try await Self.buddyEntry(server, bob), "_links", "self", "href") as? String))
+            #expect((value(change, "_links", "yona:user", "href") as? String)?.hasPrefix("\(server.baseURL)/users/\(richard.id)") == true)
+            #expect(change["_embedded"] == nil)
+            #expect(try await Self.messages(server, richard, type: "GoalChangeMessage").isEmpty)
+            // a conflict on the goal, then the goal goes: its conflicts go from both inboxes; the deletion is told
+            let (ua, _) = try await server.vpnLogin(richard)
+            try await server.postNetworkActivity(ua, categories: ["social"], url: "http://social.example")
+            let noGo = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                                                json: YonaGoalFeatureTests.budget(server, GoalsTests.news, "0"))
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.refdag.nl")
+            #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 1)
+            #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").count == 1)
+            let removed = try await server.request(.DELETE, "\(try #require(value(noGo.json, "_links", "edit", "href") as? String))?message=Bye",
+                                                   headers: richard.passwordHeader)
+            #expect(removed.status == 204)
+            #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").isEmpty)
+            #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").isEmpty)
+            let deletion = try #require(try await Self.messages(server, bob, type: "GoalChangeMessage").first)
+            #expect(deletion["change"] as? String == "GOAL_DELETED")
+            #expect(deletion["message"] as? String == "Bye")
+        }
+    }
+
+    @Test("UpdateBuddyUserInfoTest: Buddy updates info which causes buddy info change message and nickname update on process; Buddy changes first and last name which causes buddy info change message too",
+          arguments: TestDatabase.available)
+    func buddyInfoChange(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(firstName: "Bob", nickname: "BD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            let bobsProfile = try await server.request(.GET, bob.profilePath, headers: bob.passwordHeader)
+            let edit = try #require(value(bobsProfile.json, "_links", "self", "href") as? String)
+            let updated = try await server.request(.PUT, edit, headers: bob.passwordHeader, json: [
+                "firstName": "Robert", "lastName": "Dunstan", "nickname": "Bobby", "mobileNumber": bob.mobileNumber,
+                "yonaPassword": bob.password, "_links": ["self": ["href": edit]]])
+            #expect(updated.status == 200, "\(updated.text)")
+            let changes = try await Self.messages(server, richard, type: "BuddyInfoChangeMessage")
+            #expect(changes.count == 1)
+            #expect(Self.linkSet(changes.first) == ["self", "edit", "yona:user", "yona:buddy", "yona:markRead"])
+            #expect(changes.first?["nickname"] as? String == "Bobby")
+            #expect(changes.first?["message"] as? String == "User changed personal info")
+            let bobAsSeen = value(try await Self.buddyEntry(server, richard), "_embedded", "yona:user") as? [String: Any]
+            #expect(bobAsSeen?["nickname"] as? String == "Bobby")
+            #expect(bobAsSeen?["firstName"] as? String == "Robert")
+            #expect(bobAsSeen?["lastName"] as? String == "Dunstan")
+        }
+    }
+
+    @Test("DeviceManagementTest: Richard updates his device name; Bob gets the update; Richard deletes one of his devices; Bob gets the update",
+          arguments: TestDatabase.available)
+    func deviceChangeMessages(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, richard)
+            let renamed = try await server.request(.PUT, "\(richard.path)/devices/\(deviceID)", headers: richard.passwordHeader,
+                                                   json: ["name": "Richard's iPhone"])
+            #expect(renamed.status == 200)
+            let change = try #require(try await Self.messages(server, bob, type: "BuddyDeviceChangeMessage").first)
+            #expect(change["message"] as? String == "User renamed device 'First device' into 'Richard's iPhone'")
+            #expect(Self.linkSet(change) == ["self", "edit", "yona:user", "yona:buddy", "yona:markRead"])
+            let richardAsSeen = value(try await Self.buddyEntry(server, bob), "_embedded", "yona:user") as? [String: Any]
+            #expect(value(richardAsSeen, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "name") as? String == "Richard's iPhone")
+        }
+    }
+}
