@@ -38,25 +38,30 @@ import Testing
             #expect(mail.json["subject"] as? String == "Become friend of Richard LnRichard on Yona!")
             #expect(mail.json["to"] as? String == "Bobby Dun <bob@example.com>")
             #expect(link.contains("tempPassword="))
-            // the app opens the link: the inviter's names for the account, no password, no confirmation yet
+            // the app opens the link: the inviter's names for the account, its Yona password (as Yona's
+            // CreateUserOnBuddyRequestTest reads it: exactly these properties), no confirmation yet
             let opened = try await server.request(.GET, link)
             #expect(opened.status == 200, "\(opened.text)")
+            #expect(Set(opened.json.keys) == ["mobileNumber", "creationTime", "_links", "firstName", "lastName", "nickname", "yonaPassword"])
             #expect(opened.json["firstName"] as? String == "Bobby")
             #expect(opened.json["mobileNumber"] as? String == number)
-            #expect(opened.json["yonaPassword"] == nil)
+            let shownPassword = try #require(opened.json["yonaPassword"] as? String)
+            #expect(shownPassword.hasPrefix("AES:128:"))
             #expect(value(opened.json, "_links", "yona:confirmMobileNumber") == nil)
+            #expect(!(value(opened.json, "_links", "self", "href") as? String ?? "tempPassword").contains("tempPassword"))
             let edit = try #require(value(opened.json, "_links", "edit", "href") as? String)
-            // act: take over with the app's own names and device
-            let taken = try await server.request(.PUT, edit, json: Self.takeOverBody(number: number))
+            // act: take over with the app's own names and device, through the edit link with the password shown
+            let taken = try await server.request(.PUT, edit, headers: [("Yona-Password", shownPassword)], json: Self.takeOverBody(number: number))
             #expect(taken.status == 200, "\(taken.text)")
             #expect(taken.json["nickname"] as? String == "BD")
             let password = try #require(taken.json["yonaPassword"] as? String)
+            #expect(password == shownPassword, "the account keeps the password its invitation showed")
             #expect(value(taken.json, "_links", "yona:confirmMobileNumber") != nil, "a taken-over number is confirmed like a new one")
             let bob = TestUser(id: String(URLComponents(string: link)!.path.split(separator: "/").last!), password: password,
                                mobileNumber: number, firstName: "Bob", nickname: "BD")
             // the link no longer opens anything
             let reopened = try await server.request(.GET, link)
-            #expect(reopened.errorCode == "error.user.not.created.on.buddy.request")
+            #expect(reopened.errorCode == "error.decrypting.data", "as Yona")
             let unconfirmed = try await server.request(.GET, "\(bob.path)/messages/", headers: bob.passwordHeader)
             #expect(unconfirmed.errorCode == "error.mobile.number.not.confirmed")
             // act: confirm, find Richard's request, accept it
@@ -100,7 +105,10 @@ import Testing
             #expect(wrongPut.errorCode == "error.decrypting.data")
             // a temporary password on a normal account
             let normal = try await server.request(.GET, "\(richard.profilePath)&tempPassword=\(temporaryPassword)")
-            #expect(normal.errorCode == "error.user.not.created.on.buddy.request")
+            #expect(normal.errorCode == "error.decrypting.data", "as Yona: it opens nothing")
+            // the invitation link with another requesting user
+            let other = try await server.request(.GET, "/users/\(inviteeID)?requestingUserId=\(richard.id)&tempPassword=\(temporaryPassword)")
+            #expect(other.errorCode == "error.decrypting.data")
             // the invited account with a Yona-Password header instead
             let withHeader = try await server.request(.GET, "/users/\(inviteeID)?requestingUserId=\(inviteeID)",
                                                       headers: [("Yona-Password", temporaryPassword)])
@@ -154,8 +162,7 @@ import Testing
             let taken = randomMobileNumber()
             _ = try await Self.invite(server, richard: richard, number: ignored)
             let link = try await Self.invite(server, richard: richard, number: taken)
-            let edit = try #require(value(try await server.request(.GET, link).json, "_links", "edit", "href") as? String)
-            try #require(try await server.request(.PUT, edit, json: Self.takeOverBody(number: taken)).status == 200)
+            try #require(try await server.request(.PUT, link, json: Self.takeOverBody(number: taken)).status == 200)
             let stored = try #require(try await User.query(on: server.app.db).filter(\.$mobileNumber == ignored).first())
             #expect(stored.invitedOn == InvitationService.day(of: Date()))
             #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == taken).first()?.invitedOn == nil)

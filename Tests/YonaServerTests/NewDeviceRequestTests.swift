@@ -34,7 +34,8 @@ import Testing
             let exists = try await server.request(.GET, path)
             #expect(exists.status == 200)
             #expect(exists.json.keys.contains("yonaPassword") && exists.json["yonaPassword"] is NSNull, "an explicit null, as the apps test it")
-            #expect((value(exists.json, "_links", "yona:user", "href") as? String)?.hasSuffix("/users/\(user.id)") == true)
+            #expect((value(exists.json, "_links", "yona:user", "href") as? String)?.hasSuffix("/users/\(user.id)?requestingUserId=\(user.id)") == true,
+                    "followable as given")
             let registerHref = try #require(value(exists.json, "_links", "yona:registerDevice", "href") as? String)
             #expect(registerHref.hasSuffix("/users/\(user.id)/devices/"))
             #expect(value(exists.json, "_links", "self", "href") != nil)

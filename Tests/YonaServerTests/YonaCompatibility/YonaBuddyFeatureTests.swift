@@ -298,4 +298,44 @@ import Testing
             #expect(value(richardAsSeen, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "name") as? String == "Richard's iPhone")
         }
     }
+
+    @Test("CreateUserOnBuddyRequestTest: Richard successfully creates a buddy request after confirming his own mobile number; Bob downloads the app and uses it to open the link sent in the e-mail and load the prefilled data provided by Richard; Bob adjusts data and submits; app saves with the device password",
+          arguments: TestDatabase.available)
+    func invitedAccount(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let number = randomMobileNumber()
+            let inviteURL = try await InvitationTests.invite(server, richard: richard, number: number)
+            let buddy = try await Self.buddyEntry(server, richard)
+            #expect(value(buddy, "_embedded", "yona:user", "firstName") as? String == "Bobby")
+            #expect(value(buddy, "_embedded", "yona:user", "appLastOpenedDate") == nil)
+            #expect(value(buddy, "_links", "yona:user") == nil)
+            // Bob's app opens the link
+            let opened = try await server.request(.GET, inviteURL)
+            #expect(opened.status == 200)
+            #expect(Set(opened.json.keys) == ["mobileNumber", "creationTime", "_links", "firstName", "lastName", "nickname", "yonaPassword"])
+            #expect((opened.json["yonaPassword"] as? String)?.hasPrefix("AES:128:") == true)
+            #expect(opened.json["lastName"] as? String == "Dun")
+            #expect(value(opened.json, "_links", "yona:confirmMobileNumber") == nil)
+            // and saves Bob's own data to the same link, as Yona's app does (the body it got back, changed)
+            var body = opened.json
+            body["firstName"] = "Bob"
+            body["lastName"] = "Dunn"
+            body["nickname"] = "BD"
+            body["_links"] = ["self": ["href": value(opened.json, "_links", "self", "href") as? String ?? ""]]
+            let saved = try await server.request(.PUT, inviteURL, json: body.filter { $0.key != "creationTime" })
+            #expect(saved.status == 200, "\(saved.text)")
+            YonaAssertions.assertUser(saved.json)
+            #expect(!(value(saved.json, "_links", "self", "href") as? String ?? "tempPassword").contains("tempPassword"))
+            #expect(saved.json["yonaPassword"] as? String == opened.json["yonaPassword"] as? String)
+            let again = try await server.request(.GET, inviteURL)
+            #expect(again.status == 400)
+            #expect(again.errorCode == "error.decrypting.data")
+            let password = try #require(saved.json["yonaPassword"] as? String)
+            let reloaded = try await server.request(.GET, try #require(value(saved.json, "_links", "self", "href") as? String),
+                                                    headers: [("Yona-Password", password)])
+            #expect(reloaded.json["firstName"] as? String == "Bob")
+            #expect(reloaded.json["_embedded"] == nil, "the number is not confirmed yet")
+        }
+    }
 }

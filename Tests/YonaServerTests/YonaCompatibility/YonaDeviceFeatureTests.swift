@@ -116,4 +116,39 @@ import Testing
             #expect(updated.json["firebaseInstanceId"] as? String == "New firebase instance id")
         }
     }
+
+    @Test("AppActivityTest: Try send app activity with end before start; Try send app activity with end in future; Try send app activity with start in future",
+          arguments: TestDatabase.available)
+    func appActivityErrors(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
+            let appActivity = try #require(value(richard.requestingDevice, "_links", "yona:appActivity", "href") as? String)
+            let now = Date()
+            let cases: [(Date, Date, String)] = [
+                (now.addingTimeInterval(-3600), now.addingTimeInterval(-3600 - 15 * 60), "error.analysis.invalid.app.activity.data.end.before.start"),
+                (now, now.addingTimeInterval(60), "error.analysis.invalid.app.activity.data.ends.in.future"),
+                (now.addingTimeInterval(60), now.addingTimeInterval(120), "error.analysis.invalid.app.activity.data.starts.in.future"),
+            ]
+            for (start, end, code) in cases {
+                let response = try await server.request(.POST, appActivity, headers: richard.headers, json: [
+                    "deviceDateTime": YonaDateFormat.timestamp(now),
+                    "activities": [["application": "Poker App", "startTime": YonaDateFormat.timestamp(start), "endTime": YonaDateFormat.timestamp(end)]]])
+                #expect(response.status == 400, "\(code)")
+                #expect(response.errorCode == code, "\(response.text)")
+            }
+        }
+    }
+
+    @Test("DeviceTest: requests without Accept, with an Accept-Language the server does not speak, and empty-body POSTs", arguments: TestDatabase.available)
+    func androidRequestShapes(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
+            let serbian = try await server.request(.GET, john.url, headers: john.headers + [("Accept-Language", "sr-RS-#Latn")])
+            #expect(serbian.status == 200)
+            #expect(serbian.headers.first(name: "Content-Language") == "en-US")
+            let openApp = try #require(value(john.requestingDevice, "_links", "yona:postOpenAppEvent", "href") as? String)
+            let empty = try await server.request(.POST, openApp, headers: john.headers, body: Data(), contentType: nil)
+            #expect(empty.status == 204, "an empty POST is an empty object: \(empty.text)")
+        }
+    }
 }

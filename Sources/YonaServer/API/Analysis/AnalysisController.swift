@@ -16,12 +16,17 @@ enum AnalysisController {
         guard let deviceTime = YonaDateFormat.parseTimestamp(try requireText(body.deviceDateTime)) else { throw YonaError(.invalidJSON) }
         guard let items = body.activities else { throw YonaError(.missingProperty) }
         try await req.devices.markAndroidIfUnknown(device)
-        let skew = Date().timeIntervalSince(deviceTime)
+        let now = Date()
+        let skew = now.timeIntervalSince(deviceTime)
         for item in items {
             guard let start = YonaDateFormat.parseTimestamp(try requireText(item.startTime)),
-                  let end = YonaDateFormat.parseTimestamp(try requireText(item.endTime)), end >= start else {
+                  let end = YonaDateFormat.parseTimestamp(try requireText(item.endTime)) else {
                 throw YonaError(.invalidJSON)
             }
+            // Yona's checks and codes, on the phone's times corrected to the server's clock.
+            guard end >= start else { throw YonaError(.appActivityEndBeforeStart) }
+            guard start.addingTimeInterval(skew) <= now else { throw YonaError(.appActivityStartsInFuture) }
+            guard end.addingTimeInterval(skew) <= now else { throw YonaError(.appActivityEndsInFuture) }
             try await req.analysis.record(ActivityEvent(
                 userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
                 categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,

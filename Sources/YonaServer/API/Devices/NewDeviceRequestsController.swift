@@ -29,7 +29,8 @@ enum NewDeviceRequestsController {
         let links = req.rendering.links
         var halLinks = HALLinks(self: links.newDeviceRequest(number.value))
         halLinks.add("edit", links.newDeviceRequest(number.value))
-        halLinks.add("yona:user", links.user(found.userID))
+        // Followable as given with the password just recovered (the Android app's older new-phone flow does).
+        halLinks.add("yona:user", links.user(found.userID, requestingUserID: found.userID, requestingDeviceID: nil))
         halLinks.add("yona:registerDevice", links.devices(found.userID))
         return try .hal(NewDeviceRequestDTO(yonaPassword: found.password?.wireValue, _links: halLinks))
     }

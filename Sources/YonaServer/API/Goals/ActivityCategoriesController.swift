@@ -49,13 +49,16 @@ enum AdminActivityCategoriesController {
 
     @Sendable static func create(req: Request) async throws -> Response {
         let category = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: UUID())
+        try await checkNamesAreFree(category, on: req.db)
         try await category.create(on: req.db)
-        return try .hal(req.rendering.adminActivityCategory(category, topLevel: true), status: .created)
+        // Yona's admin service answers a creation with 200.
+        return try .hal(req.rendering.adminActivityCategory(category, topLevel: true))
     }
 
     @Sendable static func update(req: Request) async throws -> Response {
         let existing = try await find(req)
         let changed = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: existing.id!)
+        try await checkNamesAreFree(changed, on: req.db)
         existing.names = changed.names
         existing.descriptions = changed.descriptions
         existing.classifierCategories = changed.classifierCategories
@@ -68,6 +71,15 @@ enum AdminActivityCategoriesController {
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
         try await find(req).delete(on: req.db)
         return .noContent
+    }
+
+    /// No two categories share a name in any language (Yona's `error.activitycategory.duplicate.name`).
+    private static func checkNamesAreFree(_ category: ActivityCategory, on db: any Database) async throws {
+        for other in try await ActivityCategory.query(on: db).all() where other.id != category.id {
+            for (locale, name) in category.names where other.names[locale]?.caseInsensitiveCompare(name) == .orderedSame {
+                throw YonaError(.duplicateActivityCategoryName)
+            }
+        }
     }
 
     private static func find(_ req: Request) async throws -> ActivityCategory {

@@ -47,12 +47,13 @@ private func containsNUL(_ value: Any) -> Bool {
 
 extension Request {
     /// Decodes a JSON body strictly (`StrictBody.decodeStrict`); 415 unless the body is JSON.
+    /// An empty body counts as `{}`, whatever its content type: the Android app posts some actions without one.
     func decodeStrict<T: StrictBody>(_ type: T.Type) throws -> T {
+        guard let buffer = body.data, buffer.readableBytes > 0 else { return try T.decodeStrict(from: Data("{}".utf8)) }
         guard let contentType = headers.contentType,
               contentType.type == "application", contentType.subType == "json" || contentType.subType.hasSuffix("+json") else {
             throw YonaError(.unsupportedMediaType)
         }
-        guard let buffer = body.data, buffer.readableBytes > 0 else { throw YonaError(.invalidJSON) }
         return try T.decodeStrict(from: Data(buffer.readableBytesView))
     }
 }

@@ -6,6 +6,7 @@ import Vapor
 enum TestServerController {
     static func register(_ routes: any RoutesBuilder) {
         routes.get("test", "firebase", "messages", "last", ":instanceId", use: lastPush)
+        routes.delete("test", "firebase", "messages", "last", ":instanceId", use: clearLastPush)
         routes.get("test", "emails", "last", use: lastEmail)
     }
 
@@ -15,6 +16,12 @@ enum TestServerController {
         let response = Response(status: .ok)
         try response.content.encode(email, as: .json)
         return response
+    }
+
+    /// Forgets the last push to an Instance ID, so a test can wait for the next one (Yona's `clearLastFirebaseMessage`).
+    @Sendable static func clearLastPush(req: Request) async throws -> HTTPStatus {
+        try await PushDelivery.query(on: req.db).filter(\.$tokenHash == TokenHash.of(req.parameters.get("instanceId") ?? "")).delete()
+        return .noContent
     }
 
     /// The last push delivered to an Instance ID, whatever the provider: `{"data": {...}}`.

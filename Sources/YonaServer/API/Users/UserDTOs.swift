@@ -42,14 +42,22 @@ struct CreateUserRequest: StrictBody {
     }
 }
 
-/// `PUT /users/{u}` body.
+/// `PUT /users/{u}` body. `creationTime` only on a test server (Yona's tests date users in the past).
 struct UpdateUserRequest: StrictBody {
     let firstName: String?
     let lastName: String?
     let nickname: String?
     let mobileNumber: String?
+    let creationTime: String?
 
-    static let allowedKeys: Set<String> = ["firstName", "lastName", "nickname", "mobileNumber"]
+    static let allowedKeys: Set<String> = ["firstName", "lastName", "nickname", "mobileNumber", "creationTime"]
+
+    func creationTime(testServer: Bool) throws -> Date? {
+        guard let creationTime else { return nil }
+        guard testServer else { throw YonaError(.extraProperty) }
+        guard let date = YonaDateFormat.parseTimestamp(creationTime) else { throw YonaError(.invalidJSON) }
+        return date
+    }
     static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
 }
 

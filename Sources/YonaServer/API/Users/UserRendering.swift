@@ -42,17 +42,17 @@ struct UserRendering {
             yonaPassword: password, _embedded: embedded, _links: halLinks)
     }
 
-    /// An account a buddy created, as the invitee's app sees it through the invitation link: the inviter's
-    /// names for it and the number, with `edit` pointing at the take-over.
-    func invitedUser(_ user: UnlockedUser, temporaryPassword: String) -> OwnUserDTO {
-        let invitation = links.invitation(user.id, temporaryPassword: temporaryPassword)
-        var halLinks = HALLinks(self: invitation)
-        halLinks.add("edit", invitation)
+    /// An account a buddy created, as the invitee's app sees it through the invitation link: the inviter's names for
+    /// it, the number and, as Yona, its Yona password; `self` without the temporary password and `edit` the plain user
+    /// (a take-over with that password). An invitation from before invited accounts had a password keeps the link.
+    func invitedUser(_ user: UnlockedUser, password: YonaPassword?, temporaryPassword: String) -> OwnUserDTO {
+        var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: nil))
+        halLinks.add("edit", password == nil ? links.invitation(user.id, temporaryPassword: temporaryPassword) : links.user(user.id))
         return OwnUserDTO(
             creationTime: YonaDateFormat.timestamp(user.privateData.creationTime), appLastOpenedDate: nil,
             firstName: user.privateData.firstName, lastName: user.privateData.lastName,
             nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
-            yonaPassword: nil, _embedded: nil, _links: halLinks)
+            yonaPassword: password?.wireValue, _embedded: nil, _links: halLinks)
     }
 
     /// A buddy's user as the requester may see it: what the requester's own buddy list holds, and, once the buddy

@@ -30,10 +30,11 @@ enum UsersController {
         let requestingUserID = try req.requiredUUIDQuery("requestingUserId")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
-            guard requestingUserID == userID else { throw YonaError(.userNotFound) }
             try await req.limitAttempts(number: nil)
+            // As Yona: a temporary password only ever opens the invited account itself.
+            guard requestingUserID == userID else { throw YonaError(.decryptingData) }
             let invited = try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword)
-            return try .hal(req.rendering.invitedUser(invited, temporaryPassword: temporaryPassword))
+            return try .hal(req.rendering.invitedUser(invited.user, password: invited.password, temporaryPassword: temporaryPassword))
         }
         guard requestingUserID == userID else {
             // Another user is visible only as a buddy, from what the requester's own data holds; goals and devices
@@ -56,11 +57,18 @@ enum UsersController {
         if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
             return try await takeOver(req: req, userID: userID, temporaryPassword: temporaryPassword)
         }
-        // Yona requires the requesting device here (the answer marks it), except on the take-over above.
+        // An invited account's own edit link, with the Yona password its invitation showed: a take-over too.
+        if let invited = try await req.invitations.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader) {
+            return try await takeOver(req: req, invited)
+        }
+        // Yona requires the requesting device here (the answer marks it), except on a take-over.
         guard let requestingDeviceID else { throw YonaError(.missingRequestParameter) }
-        let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
+        var user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(UpdateUserRequest.self)
+        if let creationTime = try body.creationTime(testServer: req.application.yona.config.testServer) {
+            user = try await req.users.modifyPrivateData(user) { $0.creationTime = creationTime }
+        }
         let updated = try await req.users.update(
             user, firstName: try requireText(body.firstName, or: .firstNameMissing),
             lastName: try requireText(body.lastName, or: .lastNameMissing),
@@ -71,9 +79,13 @@ enum UsersController {
 
     /// `PUT /users/{u}?tempPassword=`: the invitee's app makes an account a buddy created its own.
     private static func takeOver(req: Request, userID: UUID, temporaryPassword: String) async throws -> Response {
-        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        _ = try req.decodeStrict(CreateUserRequest.self).toNewUser()
         try await req.limitAttempts(number: nil)
-        let invited = try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword)
+        return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword))
+    }
+
+    private static func takeOver(req: Request, _ invited: InvitationService.Opened) async throws -> Response {
+        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
         let (user, password) = try await req.invitations.takeOver(invited, as: new)
         return try await req.ownUserResponse(user, password: password.wireValue, requestingDeviceID: user.privateData.devices.first?.id)
     }

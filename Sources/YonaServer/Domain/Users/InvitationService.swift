@@ -4,11 +4,20 @@ import SQLKit
 import YonaCrypto
 
 /// Users "created on buddy request". A buddy names a number that has no account; the server makes the
-/// account with a temporary password, seals its private data under Argon2id(temporary password), and sends
-/// the number a link that carries that password. The invitee's app opens the link (`GET ?tempPassword=`)
-/// and takes the account over (`PUT ?tempPassword=`), which re-keys it under a fresh Yona password.
+/// account with its Yona password (as Yona does), keeps that password sealed under Argon2id(temporary password),
+/// and sends the number a link that carries the temporary password. The invitee's app opens the link
+/// (`GET ?tempPassword=`, which shows the Yona password) and takes the account over (`PUT ?tempPassword=`, or `PUT`
+/// with the Yona password), after which the temporary password opens nothing.
 struct InvitationService: Sendable {
     static let temporaryPasswordBytes = 12
+    static let invitationPasswordField = "users.invitation_password"
+
+    /// An invited account opened by its temporary password: the user and its Yona password (nil on an invitation
+    /// made before invited accounts had one; its private data is sealed under the Argon2id key itself).
+    struct Opened: Sendable {
+        let user: UnlockedUser
+        let password: YonaPassword?
+    }
     /// An invitation not taken over within this time is withdrawn: the account, its anonymized part and the
     /// request are removed, and the inviter is told on their next call (`dropVanishedBuddies`).
     static let lifetime: TimeInterval = 30 * 86_400
@@ -42,8 +51,11 @@ struct InvitationService: Sendable {
     func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber) async throws -> Invitee {
         let temporaryPassword = Base64URL.encode(SecureRandom.bytes(Self.temporaryPasswordBytes))
         let userID = UUID()
-        let salt = SecureRandom.bytes(PasswordHash.saltLength)
-        let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: salt))
+        let password = YonaPassword.generate()
+        let salt = SecureRandom.bytes(UserKey.saltLength)
+        let key = try UserKey(password: password, salt: salt, userID: userID)
+        let invitationSalt = SecureRandom.bytes(PasswordHash.saltLength)
+        let temporaryKey = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: invitationSalt))
         let namedInbox = BoxKeyPair.generate()
         let anonymousInbox = BoxKeyPair.generate()
         let privateData = UserPrivateData(
@@ -53,6 +65,8 @@ struct InvitationService: Sendable {
                           privateData: try users.seal(privateData, key: key, userID: userID).data)
         record.namedInboxPublicKey = Data(namedInbox.publicKey)
         record.createdOnBuddyRequest = true
+        record.invitationSalt = Data(invitationSalt)
+        record.invitationPassword = temporaryKey.seal(password.bytes, field: Self.invitationPasswordField, recordID: userID).data
         record.invitedOn = Self.day(of: Date())
         record.recoveryBlob = users.recovery.seal(userAnonymizedID: privateData.userAnonymizedID, userID: userID)
         return Invitee(record: record,
@@ -66,21 +80,43 @@ struct InvitationService: Sendable {
         if let emailAddress { await email.send(.invitation(invitation, to: emailAddress)) }
     }
 
-    /// Opens an invited account with the temporary password from the link.
-    func unlock(userID: UUID, temporaryPassword: String) async throws -> UnlockedUser {
+    /// Opens an invited account with the temporary password from the link. As Yona, a temporary password that opens
+    /// nothing (a wrong one, or any after the take-over) is a wrong password.
+    func unlock(userID: UUID, temporaryPassword: String) async throws -> Opened {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
-        guard record.createdOnBuddyRequest else { throw YonaError(.userNotCreatedOnBuddyRequest) }
-        let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8),
-                                                                          salt: Array(record.keySalt)))
-        return try users.open(record, key: key)
+        guard record.createdOnBuddyRequest else { throw YonaError(.decryptingData) }
+        guard let sealed = record.invitationPassword, let salt = record.invitationSalt else {
+            let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8),
+                                                                              salt: Array(record.keySalt)))
+            return Opened(user: try users.open(record, key: key), password: nil)
+        }
+        let temporaryKey = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: Array(salt)))
+        guard let bytes = try? temporaryKey.open(EncryptedBlob(bytes: Array(sealed)), field: Self.invitationPasswordField, recordID: userID),
+              let password = YonaPassword(bytes: bytes) else {
+            throw YonaError(.decryptingData)
+        }
+        return Opened(user: try users.open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)),
+                      password: password)
+    }
+
+    /// Opens an invited account with its Yona password (shown by the invitation link), for a take-over through the
+    /// account's plain `edit` link; nil when the account is not an invited one.
+    func unlock(userID: UUID, passwordHeader: String?) async throws -> Opened? {
+        guard let record = try await User.find(userID, on: db), record.createdOnBuddyRequest, record.invitationPassword != nil else { return nil }
+        guard let passwordHeader else { throw YonaError(.missingPasswordHeader) }
+        guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
+        return Opened(user: try users.open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)),
+                      password: password)
     }
 
     /// The invitee's app takes the account over: its names, number and first device replace the inviter's
-    /// guesses, and the private data is re-sealed under a fresh Yona password. The number must then be
-    /// confirmed like any new account's. Only one take-over can win (compare-and-set on the version).
-    func takeOver(_ invited: UnlockedUser, as new: NewUser) async throws -> (UnlockedUser, YonaPassword) {
-        let password = YonaPassword.generate()
-        let salt = SecureRandom.bytes(UserKey.saltLength)
+    /// guesses, under the Yona password the account has had since the invitation (an invitation from before that
+    /// gets a fresh one), and the temporary password stops working. The number must then be confirmed like any new
+    /// account's. Only one take-over can win (compare-and-set on the version).
+    func takeOver(_ opened: Opened, as new: NewUser) async throws -> (UnlockedUser, YonaPassword) {
+        let invited = opened.user
+        let password = opened.password ?? YonaPassword.generate()
+        let salt = opened.password == nil ? SecureRandom.bytes(UserKey.saltLength) : Array(invited.record.keySalt)
         let key = try UserKey(password: password, salt: salt, userID: invited.id)
         let device = UserDevice.registered(name: new.device.name)
         var changed = invited.privateData
@@ -99,6 +135,7 @@ struct InvitationService: Sendable {
                 let row = try await tx.sql.raw("""
                     UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1,
                         key_salt = \(bind: Data(salt)), created_on_buddy_request = \(bind: false), invited_on = NULL,
+                        invitation_password = NULL, invitation_salt = NULL,
                         mobile_number = \(bind: new.mobileNumber.value), mobile_number_confirmed = \(bind: false),
                         confirmation_code = \(bind: sealedCode), confirmation_failed_attempts = 0
                     WHERE id = \(bind: invited.id) AND created_on_buddy_request = \(bind: true)
@@ -120,6 +157,8 @@ struct InvitationService: Sendable {
         record.keySalt = Data(salt)
         record.createdOnBuddyRequest = false
         record.invitedOn = nil
+        record.invitationPassword = nil
+        record.invitationSalt = nil
         record.mobileNumber = new.mobileNumber.value
         record.mobileNumberConfirmed = false
         record.confirmationCode = sealedCode

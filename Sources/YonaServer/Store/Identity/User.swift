@@ -20,8 +20,12 @@ final class User: Model, @unchecked Sendable {
     @Field(key: "confirmation_failed_attempts") var confirmationFailedAttempts: Int
     /// Public key of the named inbox: identities (buddies) seal direct messages to it.
     @OptionalField(key: "named_inbox_public_key") var namedInboxPublicKey: Data?
-    /// Invited by a buddy and not taken over yet: `privateData` is sealed under Argon2id(temporary password).
+    /// Invited by a buddy and not taken over yet.
     @Field(key: "created_on_buddy_request") var createdOnBuddyRequest: Bool
+    /// Such an account's Yona password, sealed under Argon2id(temporary password, `invitationSalt`); cleared by the
+    /// take-over. Nil on invitations made before it existed, whose `privateData` is sealed under the Argon2id key itself.
+    @OptionalField(key: "invitation_password") var invitationPassword: Data?
+    @OptionalField(key: "invitation_salt") var invitationSalt: Data?
     /// For such an account, the day (UTC midnight) it was made, for removing it when it is never taken over.
     /// A day, not an instant, so it cannot be matched with the times on the anonymized side.
     @OptionalField(key: "invited_on") var invitedOn: Date?

@@ -32,5 +32,6 @@ enum YonaMigrations {
         AdoptYonaActivityCategories(),
         CreateGoalHistoryItems(),
         AddMessageRelations(),
+        AddInvitationPasswordToUsers(),
     ]
 }
