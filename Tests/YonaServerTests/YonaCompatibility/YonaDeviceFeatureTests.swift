@@ -151,4 +151,33 @@ import Testing
             #expect(empty.status == 204, "an empty POST is an empty object: \(empty.text)")
         }
     }
+
+    @Test("DeviceTest: Use different app version headers; DeviceManagementTest: Try add device with null values")
+    func messagesNameWhatTheyRefuse() async throws {
+        try await withServer(.sqlite) { server in
+            let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
+            let cases: [(String, Int, String?)] = [
+                ("ANDROID/123/1.2 build 360", 200, nil), ("IOS/123/1.2 (I'm Rich)", 200, nil), ("IOS/123/1.2", 200, nil),
+                ("IOS/abc/1.2", 400, "contains an invalid version code: 'abc'. Must be an integer value > 0"),
+                ("IOS/-1/1.2", 400, "contains an invalid version code: '-1'. Must be an integer value > 0"),
+                ("IOS/0/1.2", 400, "contains an invalid version code: '0'. Must be an integer value > 0"),
+                ("ANDROID/123", 400, "is invalid: 'ANDROID/123'. Should follow the format"),
+                ("ANDROID/123/a/b", 400, "is invalid: 'ANDROID/123/a/b'. Should follow the format"),
+            ]
+            for (header, status, message) in cases {
+                let response = try await server.request(.GET, john.url, headers: john.headers + [("Yona-App-Version", header)])
+                #expect(response.status == status, "\(header)")
+                if let message { #expect((response.json["message"] as? String)?.contains(message) == true, "\(header): \(response.text)") }
+            }
+            // a device registration without its fields names the first one missing
+            let number = try #require(john.json["mobileNumber"] as? String)
+            let requestURL = try #require(john.link("yona:newDeviceRequest"))
+            _ = try await server.request(.PUT, requestURL, headers: john.headers, json: ["newDeviceRequestPassword": "Temp123"])
+            let register = try #require(value(try await server.request(.GET, requestURL).json, "_links", "yona:registerDevice", "href") as? String)
+            let nulls = try await server.request(.POST, register, headers: [("Yona-NewDeviceRequestPassword", "Temp123")],
+                                                 json: ["name": NSNull(), "operatingSystem": NSNull(), "appVersion": NSNull(), "appVersionCode": NSNull()])
+            #expect(nulls.errorCode == "error.request.missing.property", "\(number)")
+            #expect((nulls.json["message"] as? String)?.hasPrefix("Mandatory property 'name'") == true, "\(nulls.text)")
+        }
+    }
 }

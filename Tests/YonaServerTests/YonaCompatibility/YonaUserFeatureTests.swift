@@ -52,7 +52,7 @@ import Testing
         }
     }
 
-    @Test("UserTest: Try update John Doe without requesting device ID request parameter", arguments: TestDatabase.available)
+    @Test("UserTest: Try update John Doe without requesting device ID request parameter; Try update John Doe with device data; Try to get John Doe 'without private data'", arguments: TestDatabase.available)
     func updateWithoutRequestingDevice(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
@@ -61,6 +61,16 @@ import Testing
             let withoutDevice = try await server.request(.PUT, try #require(YonaAssertions.stripped(john.url)), headers: john.headers, json: body)
             #expect(withoutDevice.status == 400)
             #expect(withoutDevice.errorCode == "error.request.missing.request.parameter")
+            #expect((withoutDevice.json["message"] as? String)?.hasPrefix("Request parameter 'requestingDeviceId' is mandatory in this context") == true)
+            // UserTest: Try update John Doe with device data
+            let withDevice = try await server.request(.PUT, try #require(john.link("edit")), headers: john.headers, json: body.merging([
+                "deviceName": "My S8", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1]) { $1 })
+            #expect(withDevice.errorCode == "error.request.extra.property")
+            #expect((withDevice.json["message"] as? String)?.hasPrefix("Property 'deviceName' is not supported in this context") == true)
+            // UserTest: Try to get John Doe 'without private data'
+            let withoutRequester = try await server.request(.GET, try #require(YonaAssertions.stripped(john.url)), headers: john.headers)
+            #expect(withoutRequester.status == 400)
+            #expect((withoutRequester.json["message"] as? String)?.contains(/'requestingUserId'.* is not present/) == true)
             // through the edit link the app holds, it works and answers a full own user
             let viaEdit = try await server.request(.PUT, try #require(john.link("edit")), headers: john.headers,
                                                    json: body.merging(["nickname": "Johnny"]) { $1 })

@@ -21,11 +21,14 @@ struct OpenAppRequest: StrictBody {
     func appInfo() throws -> (OperatingSystem, String, Int)? {
         guard let operatingSystem else {
             // Yona: version fields without the operating system are not supported in this context.
-            guard appVersion == nil, appVersionCode == nil else { throw YonaError(.extraProperty) }
+            guard appVersion == nil, appVersionCode == nil else {
+                throw YonaError(.extraProperty, quoting: appVersion != nil ? "appVersion" : "appVersionCode")
+            }
             return nil
         }
-        guard let appVersionCode else { throw YonaError(.missingProperty) }
-        return (try OperatingSystem(reported: try requireText(operatingSystem)), try requireText(appVersion),
+        let appVersion = try requireText(appVersion, property: "appVersion")
+        guard let appVersionCode else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
+        return (try OperatingSystem(reported: try requireText(operatingSystem, property: "operatingSystem")), appVersion,
                 try AppVersionCode.validated(appVersionCode.value))
     }
 }
@@ -33,7 +36,7 @@ struct OpenAppRequest: StrictBody {
 /// Version codes are positive, as Yona requires (`error.device.invalid.version.code`).
 enum AppVersionCode {
     static func validated(_ code: Int) throws(YonaError) -> Int {
-        guard code >= 0 else { throw YonaError(.invalidVersionCode) }
+        guard code >= 0 else { throw YonaError(.invalidVersionCode, quoting: String(code)) }
         return code
     }
 }
@@ -48,11 +51,14 @@ struct RegisterDeviceRequest: StrictBody {
     static let allowedKeys: Set<String> = ["name", "operatingSystem", "appVersion", "appVersionCode", "firebaseInstanceId"]
 
     func toNewDevice() throws -> NewDevice {
-        guard let appVersionCode else { throw YonaError(.missingProperty) }
+        let name = try requireText(name, property: "name")
+        let operatingSystem = try requireText(operatingSystem, property: "operatingSystem")
+        let appVersion = try requireText(appVersion, property: "appVersion")
+        guard let appVersionCode else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
         return NewDevice(
-            name: try NewDevice.validName(try requireText(name)),
-            operatingSystem: try OperatingSystem(reported: try requireText(operatingSystem)),
-            appVersion: try requireText(appVersion), appVersionCode: try AppVersionCode.validated(appVersionCode.value),
+            name: try NewDevice.validName(name),
+            operatingSystem: try OperatingSystem(reported: operatingSystem),
+            appVersion: appVersion, appVersionCode: try AppVersionCode.validated(appVersionCode.value),
             firebaseInstanceID: try firebaseInstanceId.map(FirebaseInstanceID.validated))
     }
 }

@@ -41,7 +41,7 @@ enum DevicesController {
         let deviceID = try req.uuidParameter("deviceID")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         let body = try req.decodeStrict(UpdateDeviceRequest.self)
-        let name = try NewDevice.validName(try requireText(body.name))
+        let name = try NewDevice.validName(try requireText(body.name, property: "name"))
         let instanceID = try body.firebaseInstanceId.map(FirebaseInstanceID.validated)
         let updated = try await req.devices.update(deviceID, of: user, name: name, firebaseInstanceID: instanceID,
                                                    notificationsEnabled: body.notificationsEnabled)

@@ -10,7 +10,7 @@ extension Request {
 
     /// A UUID query parameter that must be present.
     func requiredUUIDQuery(_ name: String) throws -> UUID {
-        guard let id = try optionalUUIDQuery(name) else { throw YonaError(.missingRequestParameter) }
+        guard let id = try optionalUUIDQuery(name) else { throw YonaError(.missingRequestParameter, quoting: name) }
         return id
     }
 

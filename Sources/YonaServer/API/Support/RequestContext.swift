@@ -51,11 +51,11 @@ struct AppVersionHeaderMiddleware: AsyncMiddleware {
         let parts = value.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[2].isEmpty, parts[2].count <= 64,
               !parts[2].unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
-            throw YonaError(.invalidAppVersionHeader)
+            throw YonaError(.invalidAppVersionHeader, quoting: value)
         }
         guard parts[0] == "ANDROID" || parts[0] == "IOS" else { throw YonaError(.unknownOperatingSystem) }
         guard parts[1].count <= 9, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let code = Int(parts[1]), code > 0 else {
-            throw YonaError(.invalidVersionCodeInHeader)
+            throw YonaError(.invalidVersionCodeInHeader, quoting: String(parts[1]))
         }
     }
 }

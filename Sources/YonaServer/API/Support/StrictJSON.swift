@@ -7,10 +7,13 @@ protocol StrictBody: Decodable {
     static var allowedKeys: Set<String> { get }
     /// Properties a client may send back from a response and that are ignored (`_links`, ...).
     static var ignoredKeys: Set<String> { get }
+    /// Which refused property to name first when several are sent.
+    static var extraKeyPriority: [String] { get }
 }
 
 extension StrictBody {
     static var ignoredKeys: Set<String> { [] }
+    static var extraKeyPriority: [String] { [] }
 }
 
 extension StrictBody {
@@ -19,15 +22,20 @@ extension StrictBody {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw YonaError(.invalidJSON)
         }
-        if object.keys.contains(where: { !allowedKeys.contains($0) && !ignoredKeys.contains($0) }) {
-            throw YonaError(.extraProperty)
+        let extra = object.keys.filter { !allowedKeys.contains($0) && !ignoredKeys.contains($0) }
+        if !extra.isEmpty {
+            // Name the one Yona names first, else the first in order, so the message is the same every time.
+            let named = extraKeyPriority.first(where: extra.contains) ?? extra.sorted().first
+            throw YonaError(.extraProperty, quoting: named)
         }
         // No text anyone sends has a NUL character, and PostgreSQL's text columns refuse it (a 500 otherwise).
         if containsNUL(object) { throw YonaError(.invalidJSON) }
         do {
             return try JSONDecoder().decode(Self.self, from: data)
-        } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
-            throw YonaError(.missingProperty)
+        } catch DecodingError.keyNotFound(let key, _) {
+            throw YonaError(.missingProperty, quoting: key.stringValue)
+        } catch DecodingError.valueNotFound(_, let context) {
+            throw YonaError(.missingProperty, quoting: context.codingPath.last?.stringValue)
         } catch let error as YonaError {
             throw error
         } catch {
@@ -76,10 +84,11 @@ struct LenientInt: Decodable, Sendable, Equatable {
     }
 }
 
-/// Required text properties must be present and not blank; `code` is what Yona answers for that property.
-func requireText(_ value: String?, or code: ErrorCode = .missingProperty) throws(YonaError) -> String {
+/// Required text properties must be present and not blank; `code` is what Yona answers for that property, and
+/// `property` the name its message gives.
+func requireText(_ value: String?, or code: ErrorCode = .missingProperty, property: String? = nil) throws(YonaError) -> String {
     guard let value, !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-        throw YonaError(code)
+        throw YonaError(code, quoting: property)
     }
     return value
 }

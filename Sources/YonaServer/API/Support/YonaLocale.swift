@@ -35,9 +35,21 @@ extension ErrorCode {
     /// The human text of an error, in the request's locale. It carries no request data, except that, as Yona's,
     /// the texts about a refused number quote it back to the caller who sent it (`quoted`).
     func message(in locale: YonaLocale, quoting quoted: String? = nil) -> String {
-        let (en, nl) = texts
+        let (en, nl) = quoted == nil ? (unquotedTexts ?? texts) : texts
         let text = locale == .nlNL ? nl : en
         return text.replacingOccurrences(of: "{0}", with: quoted ?? "")
+    }
+
+    /// Yona's texts name the property, parameter or value they refuse (its apps' tests match them); these are the
+    /// texts when there is nothing to name.
+    private var unquotedTexts: (String, String)? {
+        switch self {
+        case .missingProperty: ("A required property is missing or empty.", "Een verplichte eigenschap ontbreekt of is leeg.")
+        case .extraProperty: ("The request contains a property that is not allowed.", "Het verzoek bevat een eigenschap die niet is toegestaan.")
+        case .missingRequestParameter: ("A required query parameter is missing.", "Een verplichte queryparameter ontbreekt.")
+        case .invalidVersionCode: ("The app version code must be a whole number of 0 or more.", "De versiecode van de app moet een geheel getal van 0 of meer zijn.")
+        default: nil
+        }
     }
 
     private var texts: (String, String) {
@@ -46,8 +58,8 @@ extension ErrorCode {
         case .decryptingData: ("The password is not correct.", "Het wachtwoord is niet juist.")
         case .userNotFound: ("The user does not exist.", "De gebruiker bestaat niet.")
         case .invalidUUID: ("An identifier in the request is not a valid UUID.", "Een identificatie in het verzoek is geen geldige UUID.")
-        case .missingProperty: ("A required property is missing or empty.", "Een verplichte eigenschap ontbreekt of is leeg.")
-        case .extraProperty: ("The request contains a property that is not allowed.", "Het verzoek bevat een eigenschap die niet is toegestaan.")
+        case .missingProperty: ("Mandatory property '{0}' is missing.", "Verplichte eigenschap '{0}' ontbreekt.")
+        case .extraProperty: ("Property '{0}' is not supported in this context.", "Eigenschap '{0}' wordt hier niet ondersteund.")
         case .userExists: ("A user with this mobile number already exists.", "Er bestaat al een gebruiker met dit mobiele nummer.")
         case .invalidMobileNumber: ("The mobile number '{0}' is invalid. It must start with a + sign, with no spaces between the digits", "Het mobiele nummer '{0}' is ongeldig. Het moet beginnen met een +-teken, zonder spaties tussen de tekens")
         case .mobileNumberLeadingZero: ("The mobile number '{0}' is invalid because it has a 0 following the country code. Use e.g. +316... instead of +3106...", "Het mobiele nummer '{0}' is ongeldig omdat het een 0 bevat achter de landcode. Gebruik b.v. +316... i.p.v. +3106...")
@@ -107,11 +119,11 @@ extension ErrorCode {
         case .invalidGoal: ("The goal is not valid: a budget needs maxDurationMinutes >= 0, time zones need zones like 08:00-12:00.", "Het doel is ongeldig: een budget heeft maxDurationMinutes >= 0 nodig, tijdzones hebben zones als 08:00-12:00 nodig.")
         case .tooManyRequests: ("Too many requests; try again later.", "Te veel verzoeken; probeer het later opnieuw.")
         case .invalidJSON: ("The request body is not valid JSON for this request.", "De inhoud van het verzoek is geen geldige JSON voor dit verzoek.")
-        case .missingRequestParameter: ("A required query parameter is missing.", "Een verplichte queryparameter ontbreekt.")
+        case .missingRequestParameter: ("Request parameter '{0}' is mandatory in this context: it is not present.", "Verzoekparameter '{0}' is hier verplicht: hij ontbreekt.")
         case .invalidParameter: ("A query parameter is not valid.", "Een queryparameter is ongeldig.")
-        case .invalidVersionCode: ("The app version code must be a whole number of 0 or more.", "De versiecode van de app moet een geheel getal van 0 of meer zijn.")
-        case .invalidVersionCodeInHeader: ("The version code in the Yona-App-Version header must be a whole number above 0.", "De versiecode in de Yona-App-Version-header moet een geheel getal boven 0 zijn.")
-        case .invalidAppVersionHeader: ("The Yona-App-Version header must look like ANDROID/<code>/<name>.", "De Yona-App-Version-header moet eruitzien als ANDROID/<code>/<naam>.")
+        case .invalidVersionCode: ("Version code '{0}' is invalid. Must be a positive integer.", "Versiecode '{0}' is ongeldig. Het moet een positief geheel getal zijn.")
+        case .invalidVersionCodeInHeader: ("Request contains an invalid version code: '{0}'. Must be an integer value > 0", "Het verzoek bevat een ongeldige versiecode: '{0}'. Het moet een geheel getal > 0 zijn")
+        case .invalidAppVersionHeader: ("Request header 'Yona-App-Version' is invalid: '{0}'. Should follow the format <OS>/<versionCode>/<versionName>", "Verzoekheader 'Yona-App-Version' is ongeldig: '{0}'. Het formaat is <OS>/<versionCode>/<versionName>")
         case .unknownPath: ("There is nothing at this path.", "Op dit pad is niets te vinden.")
         case .methodNotAllowed: ("This method is not allowed on this path.", "Deze methode is niet toegestaan op dit pad.")
         case .tooLarge: ("The request body is too large.", "De inhoud van het verzoek is te groot.")

@@ -29,8 +29,10 @@ struct CreateUserRequest: StrictBody {
             guard deviceFirebaseInstanceId == nil else { throw YonaError(.missingProperty) }
             device = .default
         } else {
+            let fields: [(String, Any?)] = [("deviceName", deviceName), ("deviceOperatingSystem", deviceOperatingSystem),
+                                            ("deviceAppVersion", deviceAppVersion), ("deviceAppVersionCode", deviceAppVersionCode)]
             guard let deviceName, let deviceOperatingSystem, let deviceAppVersion, let deviceAppVersionCode else {
-                throw YonaError(.missingProperty)
+                throw YonaError(.missingProperty, quoting: fields.first { $0.1 == nil }?.0)
             }
             device = NewDevice(
                 name: try NewDevice.validName(deviceName),
@@ -51,6 +53,8 @@ struct UpdateUserRequest: StrictBody {
     let creationTime: String?
 
     static let allowedKeys: Set<String> = ["firstName", "lastName", "nickname", "mobileNumber", "creationTime"]
+    /// Device fields belong to a creation, not an update; Yona names `deviceName`.
+    static let extraKeyPriority = ["deviceName"]
 
     func creationTime(testServer: Bool) throws -> Date? {
         guard let creationTime else { return nil }

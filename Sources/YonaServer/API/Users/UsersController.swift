@@ -62,7 +62,7 @@ enum UsersController {
             return try await takeOver(req: req, invited)
         }
         // Yona requires the requesting device here (the answer marks it), except on a take-over.
-        guard let requestingDeviceID else { throw YonaError(.missingRequestParameter) }
+        guard let requestingDeviceID else { throw YonaError(.missingRequestParameter, quoting: "requestingDeviceId") }
         var user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(UpdateUserRequest.self)
