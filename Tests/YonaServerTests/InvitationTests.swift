@@ -17,7 +17,8 @@ import Testing
         let body = try #require(mail.json["body"] as? String)
         let start = try #require(body.range(of: "click <a href=\"")).upperBound
         let end = try #require(body[start...].firstIndex(of: "\""))
-        return String(body[start..<end]).replacingOccurrences(of: "&amp;", with: "&")
+        // taken verbatim, as Yona's tests take it
+        return String(body[start..<end])
     }
 
     static func takeOverBody(number: String, deviceName: String = "My S8") -> [String: Any] {
@@ -106,6 +107,12 @@ import Testing
             // a temporary password on a normal account
             let normal = try await server.request(.GET, "\(richard.profilePath)&tempPassword=\(temporaryPassword)")
             #expect(normal.errorCode == "error.decrypting.data", "as Yona: it opens nothing")
+            // CreateUserOnBuddyRequestTest: Hacking attempt: Try to get / update a normal user with a temp password
+            let ownPassword = try await server.request(.GET, "\(richard.profilePath)&tempPassword=\(richard.password)")
+            #expect(ownPassword.errorCode == "error.user.not.created.on.buddy.request")
+            let normalPut = try await server.request(.PUT, "\(richard.path)?tempPassword=hack", json: [
+                "firstName": "R", "lastName": "Q", "nickname": "RQ", "mobileNumber": richard.mobileNumber])
+            #expect(normalPut.errorCode == "error.user.not.created.on.buddy.request")
             // the invitation link with another requesting user
             let other = try await server.request(.GET, "/users/\(inviteeID)?requestingUserId=\(richard.id)&tempPassword=\(temporaryPassword)")
             #expect(other.errorCode == "error.decrypting.data")

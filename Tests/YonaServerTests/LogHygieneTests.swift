@@ -13,7 +13,7 @@ import Testing
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
             try? FileManager.default.removeItem(at: logFile)
         }
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let output = try FileHandle(forWritingTo: logFile)
         let port = try TestServerProbe.freePort()
         let process = Process()

@@ -26,10 +26,9 @@ struct QuietFrameworksLogHandler: LogHandler {
         set { inner[metadataKey: key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        guard level >= .info || Self.isOwn(source) else { return }
-        inner.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    func log(event: LogEvent) {
+        guard event.level >= .info || Self.isOwn(event.source) else { return }
+        inner.log(event: event)
     }
 
     static func isOwn(_ source: String) -> Bool { source == "YonaServer" || source == "YonaCrypto" }

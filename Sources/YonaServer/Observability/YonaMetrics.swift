@@ -60,7 +60,7 @@ final class YonaMetrics: Sendable {
 
     /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.
     func refreshOutboxGauges(on db: any Database, now: Date = Date()) async throws {
-        let open = try await PendingPush.query(on: db)
+        let open = PendingPush.query(on: db)
             .filter(\.$state ~~ [PendingPush.State.pending.rawValue, PendingPush.State.claimed.rawValue])
         let depth = try await open.count()
         let oldest = try await open.sort(\.$createdAt).first()?.createdAt

@@ -209,14 +209,20 @@ final class PushWorker: LifecycleHandler, @unchecked Sendable {
             var lastPrune = Date.distantPast
             var lastAnnouncementPurge = Date.distantPast
             while !Task.isCancelled {
+                // A failing job is logged with its cause and tried again next round; it never stops the loop.
+                func run(_ job: String, _ work: () async throws -> Void) async {
+                    do { try await work() } catch {
+                        app.logger.error("background job failed", metadata: ["job": .string(job), "error": .string(String(reflecting: error))])
+                    }
+                }
                 if Date().timeIntervalSince(lastPrune) > 3600 {
-                    _ = try? await dispatcher.pruneStaleTokens()
-                    try? await AnalysisService.purgeIdempotencyKeys(on: app.db)
-                    try? await InvitationService.purgeUnclaimed(on: app.db, recovery: app.yona.recovery)
+                    await run("prune stale tokens") { _ = try await dispatcher.pruneStaleTokens() }
+                    await run("purge idempotency keys") { try await AnalysisService.purgeIdempotencyKeys(on: app.db) }
+                    await run("purge unclaimed invitations") { try await InvitationService.purgeUnclaimed(on: app.db, recovery: app.yona.recovery) }
                     lastPrune = Date()
                 }
                 if Date().timeIntervalSince(lastAnnouncementPurge) > 60 {
-                    _ = try? await announcements.purgeExpired()
+                    await run("purge expired announcements") { _ = try await announcements.purgeExpired() }
                     lastAnnouncementPurge = Date()
                 }
                 // Announcements become messages and pushes in batches, between outbox rounds, so a large

@@ -69,7 +69,7 @@ final class FCMEmulator: Sendable {
         var json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixture("test-service-account.json"))) as! [String: Any]
         json["token_uri"] = "\(baseURL)/token"
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sa-\(UUID().uuidString).json").path
-        FileManager.default.createFile(atPath: path, contents: try JSONSerialization.data(withJSONObject: json))
+        _ = FileManager.default.createFile(atPath: path, contents: try JSONSerialization.data(withJSONObject: json))
         return path
     }
 

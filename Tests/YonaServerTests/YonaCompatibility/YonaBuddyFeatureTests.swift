@@ -48,6 +48,7 @@ import Testing
             #expect(Self.linkSet(request) == ["self", "yona:accept", "yona:reject", "yona:markRead"])
             #expect(value(request, "_embedded", "yona:user", "firstName") as? String == "Richard")
             #expect(value(request, "_embedded", "yona:user", "nickname") as? String == "RQ")
+            #expect(value(request, "_embedded", "yona:user", "_links") == nil, "not followable before it is accepted")
             #expect(request["message"] as? String == "Would you like to be my buddy?")
             #expect(request["nickname"] as? String == "RQ")
             let early = try await server.request(.DELETE, try #require(value(request, "_links", "self", "href") as? String), headers: bob.passwordHeader)
@@ -59,6 +60,8 @@ import Testing
             #expect(accepted.status == 200)
             let processed = try #require(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
             #expect(Self.linkSet(processed).contains("edit"), "answered, the request can be deleted")
+            #expect(value(processed, "_embedded", "yona:user", "_links", "self", "href") as? String
+                    == "\(server.baseURL)/users/\(richard.id)?requestingUserId=\(bob.id)", "accepted, the requester can be followed")
 
             // Richard finds the response, from Bob's own account
             let response = try #require(try await Self.messages(server, richard, type: "BuddyConnectResponseMessage").first)
@@ -140,6 +143,7 @@ import Testing
             #expect(disconnect["message"] as? String == "Goodbye friends! I deinstalled the Internet")
             #expect(disconnect["nickname"] as? String == "RQ")
             #expect(value(disconnect, "_embedded", "yona:user", "firstName") as? String == "Richard")
+            #expect(value(disconnect, "_embedded", "yona:user", "_links") == nil)
             #expect(!bobsMessages.contains { ["GoalConflictMessage", "GoalChangeMessage"].contains($0["@type"] as? String) })
             // Dave's pending request ends as a rejection on Richard's behalf
             let rejection = try #require(try await Self.messages(server, dave, type: "BuddyConnectResponseMessage").first)

@@ -27,7 +27,7 @@ struct MessageDTO: Encodable, Sendable {
         let lastName: String
         let mobileNumber: String
         let nickname: String
-        let _links: HALLinks
+        let _links: HALLinks?
     }
 
     struct Embedded: Encodable, Sendable {

@@ -46,10 +46,12 @@ extension UserRendering {
                 halLinks.add("yona:reject", "\(href)/reject")
             }
             if let sender = payload.sender {
+                // As Yona: the user can be followed only once the request is accepted (never from a disconnect).
+                let followable = payload.kind == .buddyConnectRequest && payload.status == "ACCEPTED"
                 embeddedUser = .init(firstName: sender.firstName, lastName: sender.lastName, mobileNumber: sender.mobileNumber,
                                      nickname: sender.nickname,
-                                     _links: HALLinks(self: links.user(sender.userID, requestingUserID: user.id, requestingDeviceID: nil),
-                                                      topLevel: false))
+                                     _links: followable ? HALLinks(self: links.user(sender.userID, requestingUserID: user.id, requestingDeviceID: nil),
+                                                                   topLevel: false) : nil)
             }
         case .buddyConnectResponse, .buddyDeviceChange, .buddyInfoChange:
             addBuddyLinks(user: true)

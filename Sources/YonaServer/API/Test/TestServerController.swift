@@ -8,6 +8,20 @@ enum TestServerController {
         routes.get("test", "firebase", "messages", "last", ":instanceId", use: lastPush)
         routes.delete("test", "firebase", "messages", "last", ":instanceId", use: clearLastPush)
         routes.get("test", "emails", "last", use: lastEmail)
+        routes.get("test", "passThroughHeaders", use: passThroughHeaders)
+    }
+
+    /// The request-scoped headers this request carried, as Yona's test endpoint shows them (FirebaseTest checks that
+    /// two requests at once each see their own).
+    @Sendable static func passThroughHeaders(req: Request) async throws -> Response {
+        struct Body: Encodable { let passThroughHeaders: [String: String] }
+        var headers: [String: String] = [:]
+        for name in ["Yona-App-Version", "x-b3-traceid"] {
+            if let value = req.headers.first(name: name) { headers[name] = value }
+        }
+        let response = Response(status: .ok)
+        try response.content.encode(Body(passThroughHeaders: headers), as: .json)
+        return response
     }
 
     /// The last e-mail the server sent (Yona's test endpoint; the invitation link is in `body`).

@@ -79,6 +79,10 @@ enum UsersController {
 
     /// `PUT /users/{u}?tempPassword=`: the invitee's app makes an account a buddy created its own.
     private static func takeOver(req: Request, userID: UUID, temporaryPassword: String) async throws -> Response {
+        // As Yona: only an invited account can be taken over, whatever the password.
+        if let record = try await User.find(userID, on: req.db), !record.createdOnBuddyRequest {
+            throw YonaError(.userNotCreatedOnBuddyRequest)
+        }
         _ = try req.decodeStrict(CreateUserRequest.self).toNewUser()
         try await req.limitAttempts(number: nil)
         return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword))

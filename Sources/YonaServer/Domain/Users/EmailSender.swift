@@ -29,8 +29,14 @@ struct Email: Sendable, Codable, Equatable {
             subject: "Become friend of \(inviter) on Yona!",
             body: """
                 <p>\(Self.escaped(inviter)) invites you to become buddies on Yona.</p>
-                \(note)<p>Install the Yona app. Return to this mail and click <a href="\(Self.escaped(invitation.link))">this link</a> on your phone to accept.</p>
+                \(note)<p>Install the Yona app. Return to this mail and click <a href="\(Self.attribute(invitation.link))">this link</a> on your phone to accept.</p>
                 """)
+    }
+
+    /// A URL in an attribute: its `&` stays as it is (as in Yona's mail, whose readers take the href verbatim; no
+    /// named character reference starts like a query parameter of ours), what could end the attribute is escaped.
+    private static func attribute(_ url: String) -> String {
+        url.replacingOccurrences(of: "<", with: "%3C").replacingOccurrences(of: ">", with: "%3E").replacingOccurrences(of: "\"", with: "%22")
     }
 
     private static func escaped(_ text: String) -> String {

@@ -11,6 +11,8 @@ import YonaCrypto
 struct InvitationService: Sendable {
     static let temporaryPasswordBytes = 12
     static let invitationPasswordField = "users.invitation_password"
+    /// A test server's temporary password is fixed, as Yona's (like its fixed SMS code), so tests can build the link.
+    static let testServerTemporaryPassword = "ab&cd"
 
     /// An invited account opened by its temporary password: the user and its Yona password (nil on an invitation
     /// made before invited accounts had one; its private data is sealed under the Argon2id key itself).
@@ -49,7 +51,8 @@ struct InvitationService: Sendable {
 
     /// Makes the account of an invitee; the inviter's names for it stand until the invitee changes them.
     func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber) async throws -> Invitee {
-        let temporaryPassword = Base64URL.encode(SecureRandom.bytes(Self.temporaryPasswordBytes))
+        let temporaryPassword = users.testServer ? Self.testServerTemporaryPassword
+            : Base64URL.encode(SecureRandom.bytes(Self.temporaryPasswordBytes))
         let userID = UUID()
         let password = YonaPassword.generate()
         let salt = SecureRandom.bytes(UserKey.saltLength)
@@ -84,7 +87,14 @@ struct InvitationService: Sendable {
     /// nothing (a wrong one, or any after the take-over) is a wrong password.
     func unlock(userID: UUID, temporaryPassword: String) async throws -> Opened {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
-        guard record.createdOnBuddyRequest else { throw YonaError(.decryptingData) }
+        guard record.createdOnBuddyRequest else {
+            // As Yona: a normal account is named as such only to whoever holds its password.
+            if let password = YonaPassword(header: temporaryPassword),
+               (try? users.open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID))) != nil {
+                throw YonaError(.userNotCreatedOnBuddyRequest)
+            }
+            throw YonaError(.decryptingData)
+        }
         guard let sealed = record.invitationPassword, let salt = record.invitationSalt else {
             let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8),
                                                                               salt: Array(record.keySalt)))
