@@ -6,8 +6,9 @@ import AsyncHTTPClient
 import NIOPosix
 import Vapor
 
-/// Wires the application exactly as production runs it; the tests call this too.
-public func configure(_ app: Application, config: AppConfig) async throws {
+/// Wires the application exactly as production runs it; the tests call this too. A one-off command (`mode`)
+/// gets no background work and writes no secret.
+public func configure(_ app: Application, config: AppConfig, mode: RunMode = .server) async throws {
     app.logger.logLevel = Logger.Level(rawValue: config.logLevel) ?? .info
     app.http.server.configuration.hostname = config.host
     app.http.server.configuration.port = config.port
@@ -41,8 +42,8 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.lifecycle.use(ThreadPoolStopper(pool: hashingThreads))
     app.yona = YonaServices(
         config: config,
-        internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory),
-        recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory),
+        internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
+        recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
         sms: makeSMSSender(config.sms, logger: app.logger),
         email: LogEmailSender(logger: app.logger, keepLast: config.testServer),
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
@@ -55,13 +56,10 @@ public func configure(_ app: Application, config: AppConfig) async throws {
     app.middleware.use(ErrorMappingMiddleware())
     app.middleware.use(AppVersionHeaderMiddleware())
 
-    app.asyncCommands.use(PushTestCommand(), as: "push-test")
-    app.asyncCommands.use(SimulateCommand(), as: "simulate")
-    app.asyncCommands.use(CategoriesCommand(), as: "categories")
-    app.asyncCommands.use(MigrateCommand(), as: "migrate")
-    app.asyncCommands.use(WorkersCommand(), as: "workers")
-    app.lifecycle.use(NewDeviceRequestPurger())
-    app.lifecycle.use(PushWorker { app in app.pushDispatcher })
+    if mode.backgroundWork {
+        app.lifecycle.use(NewDeviceRequestPurger())
+        app.lifecycle.use(PushWorker { app in app.pushDispatcher })
+    }
     routes(app)
 }
 

@@ -6,11 +6,12 @@ import Testing
 /// operations.md "Executable": the operator's commands, run as the real executable.
 @Suite struct CommandTests {
     /// Runs `yona-server` with arguments and environment; returns exit status and standard output.
-    static func run(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+    static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = try CrashTests.ServerProcess.executable()
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let directory { process.currentDirectoryURL = directory }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out
@@ -90,8 +91,8 @@ import Testing
             #expect(help.contains(expected), "\(command): \(help)")
         }
         // mistakes: one line on stderr, status 2
-        for (arguments, expected) in [(["nosuch"], "error: Unknown command `nosuch`"),
-                                      (["categories"], "error: Missing required argument: action"),
+        for (arguments, expected) in [(["nosuch"], "error: Unexpected argument 'nosuch'"),
+                                      (["categories"], "error: Missing expected argument '<action>'"),
                                       (["categories", "export", "x.json"], "error: categories knows only 'import'"),
                                       (["categories", "import", "/nonexistent/categories.json"], "error: cannot read /nonexistent/categories.json"),
                                       (["push-test"], "error: push-test needs --instance-id"),
@@ -100,6 +101,30 @@ import Testing
             #expect(mistake == 2, "\(arguments): \(output)")
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(expected), "\(arguments): \(output)")
         }
+    }
+
+    /// issue 16 / threat model: `--help` is parsing, never configuration; a one-off command writes no secret and
+    /// starts no background work.
+    @Test func helpAndOneOffCommandsLeaveNoFilesBehind() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("yona-fresh-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // no YONA_* at all: the embedded default (./data/yona.sqlite, generated secrets) would write into `directory`
+        let bare = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("YONA_") }.merging(["YONA_LOG_LEVEL": "warning"]) { $1 }
+        for arguments in [["--help"], ["serve", "--help"], ["migrate", "--help"], ["workers", "--help"], ["push-test"], ["nosuch"]] {
+            let (status, output) = try Self.run(arguments, environment: bare, in: directory)
+            #expect(status == 0 || status == 2, "\(arguments): \(output)")
+            #expect(!output.contains("internal token"), "\(arguments) must not generate secrets: \(output)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "\(arguments) wrote files")
+        }
+        // a migration writes its database and nothing else: no secret is generated for a one-off command
+        let database = directory.appendingPathComponent("db/yona.sqlite").path
+        let (status, output) = try Self.run(["migrate"], environment: bare.merging(["YONA_DATABASE_URL": "sqlite://\(database)"]) { $1 },
+                                            in: directory)
+        #expect(status == 0, "\(output)")
+        let written = try FileManager.default.subpathsOfDirectory(atPath: directory.path)
+        #expect(!written.contains { $0.hasSuffix("internal-token") || $0.hasSuffix("recovery-key") }, "\(written)")
+        #expect(written.contains("db/yona.sqlite"))
     }
 
     @Test func migrateAppliesWithoutAskingAndThenHasNothingToDo() throws {

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Fluent
 import Foundation
 import Vapor
@@ -7,23 +8,23 @@ import Vapor
 /// `mandatoryNoGo`, optional `id`). An entry updates the category with its `id`, else the one with the same
 /// en-US name, else it is created. All entries are checked before anything is written, and written in one
 /// transaction. Categories missing from the file are left alone.
-struct CategoriesCommand: AsyncCommand {
-    struct Signature: CommandSignature {
-        @Argument(name: "action", help: "What to do: import")
-        var action: String
-        @Argument(name: "file", help: "Path of the JSON file (an array of categories)")
-        var file: String
+struct CategoriesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "categories", abstract: "Imports activity categories from a JSON file")
+
+    @ArgumentParser.Argument(help: "What to do: import")
+    var action: String
+    @ArgumentParser.Argument(help: "Path of the JSON file (an array of categories)")
+    var file: String
+
+    func run() async throws {
+        guard action == "import" else { throw CommandFailure.usage("categories knows only 'import'") }
+        guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure.usage("cannot read \(file)") }
+        let entries = try Self.parse(data)
+        try await YonaRuntime.withApplication(.command) { app in try await Self.importing(entries, on: app.db) }
     }
 
-    var help: String { "Imports activity categories from a JSON file" }
-
-    func run(using context: CommandContext, signature: Signature) async throws {
-        guard signature.action == "import" else { throw CommandFailure.usage("categories knows only 'import'") }
-        guard let data = FileManager.default.contents(atPath: signature.file) else {
-            throw CommandFailure.usage("cannot read \(signature.file)")
-        }
-        let entries = try Self.parse(data)
-        let db = context.application.db
+    private static func importing(_ entries: [Entry], on db: any Database) async throws {
         let (created, updated) = try await db.transaction { tx in
             var created = 0, updated = 0
             let existing = try await ActivityCategory.query(on: tx).all()
@@ -47,7 +48,7 @@ struct CategoriesCommand: AsyncCommand {
             }
             return (created, updated)
         }
-        context.console.print("categories imported: \(created) created, \(updated) updated")
+        print("categories imported: \(created) created, \(updated) updated")
     }
 
     struct Entry {

@@ -1,27 +1,26 @@
+import ArgumentParser
 import Foundation
 import Vapor
 
 /// `yona-server push-test --instance-id T`: one content-free push through the configured provider, and
 /// what the provider answered (the operator's "does my Firebase set-up work" check).
-struct PushTestCommand: AsyncCommand {
-    struct Signature: CommandSignature {
-        @Option(name: "instance-id", help: "The Firebase Instance ID (registration token) to push to")
-        var instanceID: String?
-    }
+struct PushTestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push-test", abstract: "Sends one content-free test push and prints the provider's answer")
 
-    var help: String { "Sends one content-free test push and prints the provider's answer" }
+    @ArgumentParser.Option(name: .customLong("instance-id"), help: "The Firebase Instance ID (registration token) to push to")
+    var instanceID: String?
 
-    func run(using context: CommandContext, signature: Signature) async throws {
-        guard let token = signature.instanceID, !token.isEmpty else {
-            throw CommandFailure.usage("push-test needs --instance-id")
+    func run() async throws {
+        guard let token = instanceID, !token.isEmpty else { throw CommandFailure.usage("push-test needs --instance-id") }
+        try await YonaRuntime.withApplication(.command) { app in
+            let message = PushMessage.make(token: token, messageID: MessageWriter.newMessageID(), publicBaseURL: app.yona.config.pushBaseURL)
+            let outcome = await app.yona.pushProvider.send(message)
+            print("provider: \(app.yona.pushProvider.name)")
+            print("data: messageId=\(message.data["messageId"] ?? "") url=\(message.data["url"] ?? "")")
+            print("answer: \(Self.describe(outcome))")
+            if outcome != .delivered { throw CommandFailure.failed("the push was not delivered") }
         }
-        let app = context.application
-        let message = PushMessage.make(token: token, messageID: MessageWriter.newMessageID(), publicBaseURL: app.yona.config.pushBaseURL)
-        let outcome = await app.yona.pushProvider.send(message)
-        context.console.print("provider: \(app.yona.pushProvider.name)")
-        context.console.print("data: messageId=\(message.data["messageId"] ?? "") url=\(message.data["url"] ?? "")")
-        context.console.print("answer: \(Self.describe(outcome))")
-        if outcome != .delivered { throw CommandFailure.failed("the push was not delivered") }
     }
 
     static func describe(_ outcome: PushOutcome) -> String {

@@ -1,20 +1,24 @@
+import ArgumentParser
 import Foundation
 import Vapor
 
-/// `yona-server serve --workers-only`: the push workers (outbox, announcement fan-out, housekeeping) without
-/// the HTTP server, until SIGINT or SIGTERM. The workers run as lifecycle handlers, so this only waits.
-struct WorkersCommand: AsyncCommand {
-    struct Signature: CommandSignature {}
+/// `yona-server workers` (or `serve --workers-only`): the push workers (outbox, announcement fan-out,
+/// housekeeping) without the HTTP server, until SIGINT or SIGTERM. The workers run as lifecycle handlers of the
+/// booted application, so this only waits.
+struct WorkersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workers", abstract: "Runs the push workers without the HTTP server (what `serve --workers-only` starts)")
 
-    var help: String { "Runs the push workers without the HTTP server (what `serve --workers-only` starts)" }
-
-    func run(using context: CommandContext, signature: Signature) async throws {
-        guard context.application.yona.config.push.workersEnabled else {
-            throw CommandFailure.usage("--workers-only with YONA_PUSH_WORKERS=false would run nothing")
+    func run() async throws {
+        try await YonaRuntime.withApplication(.server) { app in
+            guard app.yona.config.push.workersEnabled else {
+                throw CommandFailure.usage("--workers-only with YONA_PUSH_WORKERS=false would run nothing")
+            }
+            try await app.asyncBoot()
+            app.logger.info("push workers running without the HTTP server")
+            await Self.waitForTermination()
+            app.logger.info("push workers stopping")
         }
-        context.application.logger.info("push workers running without the HTTP server")
-        await Self.waitForTermination()
-        context.application.logger.info("push workers stopping")
     }
 
     /// Suspends until the process is asked to stop.

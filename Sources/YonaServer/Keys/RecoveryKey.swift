@@ -37,12 +37,12 @@ struct RecoveryKey: Sendable {
     }
 
     /// The configured key, or the one kept in the data directory (made at first start, mode 600).
-    static func resolve(configured: String?, dataDirectory: URL) throws -> RecoveryKey {
+    static func resolve(configured: String?, dataDirectory: URL, keep: Bool = true) throws -> RecoveryKey {
         if let configured, let bytes = Base64URL.decode(configured), bytes.count == byteCount {
             return try RecoveryKey(secret: bytes)
         }
         let secret = try DataDirectorySecret.loadOrCreate(
-            file: "recovery-key", in: dataDirectory, variable: "YONA_RECOVERY_KEY",
+            file: "recovery-key", in: dataDirectory, variable: "YONA_RECOVERY_KEY", keep: keep,
             isValid: { Base64URL.decode($0)?.count == byteCount }, generate: { Base64URL.encode(SecureRandom.bytes(byteCount)) })
         if secret.created {
             FileHandle.standardError.write(Data("Generated the recovery key for lost-phone overwrites (kept in \(secret.file.path)); give every instance the same YONA_RECOVERY_KEY.\n".utf8))

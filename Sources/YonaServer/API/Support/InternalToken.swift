@@ -17,10 +17,11 @@ struct InternalTokenMiddleware: AsyncMiddleware {
 
 /// The internal token when none is configured: made once, kept in the data directory, printed once.
 enum InternalToken {
-    static func resolve(configured: String?, dataDirectory: URL) throws -> String {
+    /// `keep: false` (a one-off command): a stored token is used, a missing one is not made.
+    static func resolve(configured: String?, dataDirectory: URL, keep: Bool = true) throws -> String {
         if let configured { return configured }
         let secret = try DataDirectorySecret.loadOrCreate(
-            file: "internal-token", in: dataDirectory, variable: "YONA_INTERNAL_TOKEN", isValid: { !$0.isEmpty },
+            file: "internal-token", in: dataDirectory, variable: "YONA_INTERNAL_TOKEN", keep: keep, isValid: { !$0.isEmpty },
             generate: { SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined() })
         if secret.created {
             // Deliberately not through the logger: the operator sees it once on the console, logs never hold it.
