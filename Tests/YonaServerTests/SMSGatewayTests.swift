@@ -128,4 +128,22 @@ import Vapor
             }
         }
     }
+
+    /// issue 16: secrets from files, as container platforms mount them.
+    @Test func secretsCanComeFromFiles() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("yona-secret-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("file-internal-token-0123456789\n".utf8).write(to: file)
+        let config = try AppConfig.fromEnvironment(["YONA_INTERNAL_TOKEN_FILE": file.path])
+        #expect(config.internalToken == "file-internal-token-0123456789")
+        #expect(throws: AppConfig.Invalid.self) {
+            try AppConfig.fromEnvironment(["YONA_INTERNAL_TOKEN_FILE": file.path, "YONA_INTERNAL_TOKEN": "another-token-0123456789"])
+        }
+        do {
+            _ = try AppConfig.fromEnvironment(["YONA_RECOVERY_KEY_FILE": "/nonexistent/secret"])
+            Issue.record("an unreadable secret file must stop the start")
+        } catch {
+            #expect(error.description == "configuration error: YONA_RECOVERY_KEY_FILE names a file that cannot be read: /nonexistent/secret")
+        }
+    }
 }

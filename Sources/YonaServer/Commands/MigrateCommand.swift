@@ -13,16 +13,13 @@ struct MigrateCommand: AsyncParsableCommand {
         try await YonaRuntime.withApplication(.command) { app in
             let migrator = app.migrator
             do {
-                try await migrator.setupIfNeeded().get()
-                let pending = try await migrator.previewPrepareBatch().get()
-                guard !pending.isEmpty else {
-                    print("database is up to date")
-                    return
+                let applied = try await app.withMigrationLock {
+                    try await migrator.setupIfNeeded().get()
+                    let pending = try await migrator.previewPrepareBatch().get()
+                    if !pending.isEmpty { try await migrator.prepareBatch().get() }
+                    return pending.count
                 }
-                try await migrator.prepareBatch().get()
-                print("migrations applied: \(pending.count)")
-            } catch let error as CommandFailure {
-                throw error
+                print(applied == 0 ? "database is up to date" : "migrations applied: \(applied)")
             } catch {
                 throw CommandFailure.failed("migration failed (\(String(reflecting: error)))")
             }

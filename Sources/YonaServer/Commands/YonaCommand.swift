@@ -95,7 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
                 config.port = port
             }
         }) { app in
-            try await app.autoMigrate()
+            try await app.withMigrationLock { try await app.autoMigrate() }
             try await app.startup()
             try await app.running?.onStop.get()
         }

@@ -61,7 +61,24 @@ public struct AppConfig: Sendable {
         public var description: String { "configuration error: \(variable) \(problem)" }
     }
 
-    public static func fromEnvironment(_ env: [String: String]) throws(Invalid) -> AppConfig {
+    /// Container platforms mount secrets as files: `YONA_X_FILE=/run/secrets/x` stands for `YONA_X` holding the
+    /// file's content (a trailing newline dropped). Giving both is a mistake, and so is a file that cannot be read.
+    static func withSecretFiles(_ env: [String: String]) throws(Invalid) -> [String: String] {
+        var expanded = env
+        for (key, path) in env where key.hasPrefix("YONA_") && key.hasSuffix("_FILE") {
+            let variable = String(key.dropLast("_FILE".count))
+            guard env[variable] == nil else { throw Invalid(variable: key, problem: "and \(variable) are both set; give one") }
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw Invalid(variable: key, problem: "names a file that cannot be read: \(path)")
+            }
+            expanded[variable] = text.hasSuffix("\n") ? String(text.dropLast()) : text
+            expanded[key] = nil
+        }
+        return expanded
+    }
+
+    public static func fromEnvironment(_ given: [String: String]) throws(Invalid) -> AppConfig {
+        let env = try withSecretFiles(given)
         var config = AppConfig.default
         if let url = env["YONA_DATABASE_URL"] { config.database = try parseDatabaseURL(url) }
         if let host = env["YONA_HOST"] {
