@@ -17,6 +17,15 @@ import Testing
         return try #require(value(profile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies", 0) as? [String: Any])
     }
 
+    /// Yona's `addRichardAndBobAsBuddies` with a no-go goal on news for Richard: the two and Richard's anonymized id.
+    static func buddiesWithANewsNoGoGoal(_ server: TestServer) async throws -> (TestUser, TestUser, String) {
+        let richard = try await server.createUser(nickname: "RQ")
+        let bob = try await server.createUser(nickname: "BD")
+        try await BuddyTests.connect(server, richard: richard, bob: bob)
+        try await server.addNoGoGoal(richard, category: GoalsTests.news)
+        return (richard, bob, try await server.vpnLogin(richard).userAnonymizedID)
+    }
+
     /// `CommonAssertions.assertBuddyUser`: the buddy's user has exactly Yona's properties and links.
     static func assertBuddyUser(_ buddyUser: [String: Any]?, established: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
         // Before the buddy shares, the server cannot know when the buddy's account was made or last opened: those are
@@ -156,11 +165,7 @@ import Testing
           arguments: TestDatabase.available)
     func disclosure(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            let richard = try await server.createUser(nickname: "RQ")
-            let bob = try await server.createUser(nickname: "BD")
-            try await BuddyTests.connect(server, richard: richard, bob: bob)
-            try await server.addNoGoGoal(richard, category: GoalsTests.news)
-            let (ua, _) = try await server.vpnLogin(richard)
+            let (richard, bob, ua) = try await Self.buddiesWithANewsNoGoGoal(server)
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.poker.com")
             let own = try #require(try await Self.messages(server, richard, type: "GoalConflictMessage").first)
             #expect(Self.linkSet(own) == ["self", "edit", "yona:activityCategory", "yona:markRead"])
@@ -194,11 +199,7 @@ import Testing
           arguments: TestDatabase.available)
     func deletingConflicts(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            let richard = try await server.createUser(nickname: "RQ")
-            let bob = try await server.createUser(nickname: "BD")
-            try await BuddyTests.connect(server, richard: richard, bob: bob)
-            try await server.addNoGoGoal(richard, category: GoalsTests.news)
-            let (ua, _) = try await server.vpnLogin(richard)
+            let (richard, bob, ua) = try await Self.buddiesWithANewsNoGoGoal(server)
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://a.example", at: Date().addingTimeInterval(-3600))
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://b.example")
             let bobsCopies = try await Self.messages(server, bob, type: "GoalConflictMessage")
