@@ -110,6 +110,64 @@ import Testing
         }
     }
 
+    /// issue 13, attack 2: wrong guesses in parallel with the right code. Each try is counted before its code is
+    /// compared, so at most five codes are ever evaluated: the right one wins only if it got one of the five tries.
+    @Test(arguments: TestDatabase.available)
+    func theRightCodeCannotSlipInAfterTheLockout(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            for _ in 0..<3 {
+                let user = try await server.createUser(confirm: false)
+                let codes = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                    for index in 0..<21 {
+                        group.addTask {
+                            let response = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                                                                    json: ["code": index == 10 ? "1234" : "9999"])
+                            return (response.status, response.errorCode)
+                        }
+                    }
+                    return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
+                }
+                let evaluated = codes.filter { $0.0 == 200 || $0.1 == "error.mobile.number.confirmation.code.mismatch" }
+                #expect(evaluated.count <= 5, "only five tries may be evaluated: \(codes)")
+                let accepted = codes.filter { $0.0 == 200 }.count
+                let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+                #expect((value(profile.json, "_links", "yona:messages") != nil) == (accepted == 1), "confirmed exactly when a try accepted it")
+            }
+        }
+    }
+
+    /// issue 13, attack 1: five wrong guesses, then the number switched away and back for a fresh code and a fresh
+    /// count. The count stays with the account, and every guess and text counts against the number's allowance.
+    @Test(arguments: TestDatabase.available)
+    func switchingNumbersBuysNoGuesses(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser(confirm: false)
+            for _ in 0..<5 {
+                _ = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader, json: ["code": "9999"])
+            }
+            // an unconfirmed profile embeds no devices; its edit link carries the default device
+            let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+            let edit = try #require(value(profile.json, "_links", "edit", "href") as? String)
+            for number in [randomMobileNumber(), user.mobileNumber] {
+                let switched = try await server.request(.PUT, edit, headers: user.passwordHeader, json: [
+                    "firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": number])
+                #expect(switched.status == 200, "\(switched.text)")
+            }
+            let right = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader, json: ["code": "1234"])
+            #expect(right.errorCode == "error.mobile.number.confirmation.code.too.many.failed.attempts")
+        }
+        // and the number's hourly allowance stops guessing altogether
+        try await withServer(db, adjust: { $0.rateLimitPerNumberPerHour = 4 }) { server in
+            let user = try await server.createUser(confirm: false)
+            var statuses: [Int] = []
+            for _ in 0..<5 {
+                statuses.append(try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                                                         json: ["code": "9999"]).status)
+            }
+            #expect(statuses.last == 429, "\(statuses)")
+        }
+    }
+
     @Test(arguments: TestDatabase.available)
     func updateErrors(db: TestDatabase) async throws {
         try await withServer(db) { server in

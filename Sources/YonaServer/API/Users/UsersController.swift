@@ -66,6 +66,8 @@ enum UsersController {
         var user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(UpdateUserRequest.self)
+        // A new number is texted a code: it counts against that number's allowance like any text.
+        if let number = body.mobileNumber, number != user.mobileNumber { try await req.limitAttempts(number: number) }
         if let creationTime = try body.creationTime(testServer: req.application.yona.config.testServer) {
             user = try await req.users.modifyPrivateData(user) { $0.creationTime = creationTime }
         }
@@ -105,6 +107,9 @@ enum UsersController {
         let user = try await req.unlockPathUser()
         try checkDevice(requestingDeviceID, of: user)
         let body = try req.decodeStrict(ConfirmationCodeRequest.self)
+        // Every guess counts against the number's hourly allowance (shared with the texts sent to it), whatever
+        // account asks and however often the code was re-issued (threat-model.md).
+        try await req.limitAttempts(number: user.mobileNumber)
         let confirmed = try await req.users.confirmMobileNumber(user, code: body.code)
         return try await req.ownUserResponse(confirmed, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }

@@ -36,10 +36,12 @@ struct OverwriteService: Sendable {
             throw YonaError(.overwriteCodeNotSet)
         }
         let oldID = old.id!
-        guard old.overwriteFailedAttempts < Self.maxFailedAttempts else { throw YonaError(.tooManyFailedOverwriteAttempts) }
+        // The try is counted before the code is compared, so a right code cannot slip in after the lockout.
+        guard let tries = try await User.reserveAttempt(.overwrite, of: oldID, limit: Self.maxFailedAttempts, on: db) else {
+            throw YonaError(.tooManyFailedOverwriteAttempts)
+        }
         guard SecretMemory.constantTimeEquals(Array(users.recovery.hashOverwriteCode(code, userID: oldID)), Array(stored)) else {
-            guard let failures = try await User.recordFailure(.overwrite, of: oldID, limit: Self.maxFailedAttempts, on: db) else { throw YonaError(.tooManyFailedOverwriteAttempts) }
-            throw YonaError(.overwriteCodeMismatch, remainingAttempts: Self.maxFailedAttempts - failures)
+            throw YonaError(.overwriteCodeMismatch, remainingAttempts: Self.maxFailedAttempts - tries)
         }
         let oldAnonymizedID = old.recoveryBlob.flatMap { users.recovery.open($0, userID: oldID) }
         return try await users.create(new, confirmed: true) { tx in

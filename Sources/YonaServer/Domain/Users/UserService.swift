@@ -134,20 +134,20 @@ struct UserService: Sendable {
     /// atomically in the database, so parallel guesses cannot get more than five tries.
     func confirmMobileNumber(_ user: UnlockedUser, code: String) async throws -> UnlockedUser {
         guard !user.isConfirmed, let stored = user.record.confirmationCode else { throw YonaError(.confirmationCodeNotSet) }
-        guard user.record.confirmationFailedAttempts < Self.maxConfirmationAttempts else {
+        // The try is counted before the code is compared, so a right code cannot slip in after the lockout.
+        guard let tries = try await User.reserveAttempt(.confirmation, of: user.id, limit: Self.maxConfirmationAttempts, on: db) else {
             throw YonaError(.tooManyFailedConfirmationAttempts)
         }
         let expected = try user.key.open(EncryptedBlob(bytes: Array(stored)), field: Self.confirmationCodeField, recordID: user.id)
         guard SecretMemory.constantTimeEquals(expected, Array(code.utf8)) else {
-            let failures = try await User.recordFailure(.confirmation, of: user.id, limit: Self.maxConfirmationAttempts, on: db)
-            guard let failures else { throw YonaError(.tooManyFailedConfirmationAttempts) }
-            throw YonaError(.confirmationCodeMismatch, remainingAttempts: Self.maxConfirmationAttempts - failures)
+            throw YonaError(.confirmationCodeMismatch, remainingAttempts: Self.maxConfirmationAttempts - tries)
         }
-        try await User.query(on: db).filter(\.$id == user.id)
-            .set(\.$mobileNumberConfirmed, to: true)
-            .set(\.$confirmationCode, to: nil)
-            .set(\.$confirmationFailedAttempts, to: 0)
-            .update()
+        // Only the code that was stored when the try was reserved confirms (a parallel resend replaces it).
+        let confirmed = try await db.sql.raw("""
+            UPDATE users SET mobile_number_confirmed = \(bind: true), confirmation_code = NULL, confirmation_failed_attempts = 0
+            WHERE id = \(bind: user.id) AND confirmation_code = \(bind: stored) RETURNING id
+            """).first()
+        guard confirmed != nil else { throw YonaError(.confirmationCodeNotSet) }
         user.record.mobileNumberConfirmed = true
         user.record.confirmationCode = nil
         return user
@@ -187,8 +187,7 @@ struct UserService: Sendable {
                 .set(\.$mobileNumber, to: mobileNumber.value)
                 .set(\.$mobileNumberConfirmed, to: false)
                 .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
-                .set(\.$confirmationFailedAttempts, to: 0)
-                .update()
+                .update() // the try count stays: switching numbers back and forth must not buy guesses
             user.record.mobileNumber = mobileNumber.value
             user.record.mobileNumberConfirmed = false
         } catch let error as any DatabaseError where error.isConstraintFailure {

@@ -9,9 +9,10 @@ extension User {
         case overwrite = "overwrite_failed_attempts"
     }
 
-    /// Adds one failure unless the counter already reached `limit`, in one atomic statement, so parallel
-    /// guesses cannot get more tries than the limit. Returns the new count, or nil when it was at the limit.
-    static func recordFailure(_ counter: FailureCounter, of userID: UUID, limit: Int, on db: any Database) async throws -> Int? {
+    /// Reserves one try before the code is compared: counts it unless the counter already reached `limit`, in one
+    /// atomic statement, so neither parallel guesses nor a right code racing them get more tries than the limit.
+    /// Returns the new count, or nil when no try is left. A right code then resets the counter.
+    static func reserveAttempt(_ counter: FailureCounter, of userID: UUID, limit: Int, on db: any Database) async throws -> Int? {
         let row = try await db.sql.raw("""
             UPDATE users SET \(unsafeRaw: counter.rawValue) = \(unsafeRaw: counter.rawValue) + 1
             WHERE id = \(bind: userID) AND \(unsafeRaw: counter.rawValue) < \(bind: limit)
