@@ -17,7 +17,8 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
     switch config.database {
     case .sqlite(let path):
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The data directory holds the database and the generated secrets: this user's only.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         app.databases.use(.serializedSQLite(path: path), as: .sqlite)
     case .postgres(let url):
         // Analyzer events of one user wait on a row lock while holding a connection, so one connection per

@@ -92,6 +92,14 @@ import Testing
         } }
     }
 
+    /// issue 13, attack 11: one client is one bucket however its address is spelled, and an IPv6 client is its /64.
+    @Test func clientBucketsAreCanonicalAndIPv6CountsPerPrefix() {
+        #expect(ClientAddress.bucket("1.2.3.4") == ClientAddress.bucket("::ffff:1.2.3.4"))
+        #expect(ClientAddress.bucket("2001:db8:0:1::1") == ClientAddress.bucket("2001:0db8:0000:0001:ffff:ffff:ffff:ffff"))
+        #expect(ClientAddress.bucket("2001:db8:0:1::1") != ClientAddress.bucket("2001:db8:0:2::1"))
+        #expect(ClientAddress.bucket("1.2.3.4") != ClientAddress.bucket("1.2.3.5"))
+    }
+
     @Test func cidrMatching() {
         let v4 = CIDR("10.1.0.0/16")!
         #expect(v4.contains(CIDR.parse("10.1.200.3")!))

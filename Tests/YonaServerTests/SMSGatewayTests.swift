@@ -113,13 +113,16 @@ import Vapor
 
     @Test func gatewaySettingsAreChecked() throws {
         let config = try AppConfig.fromEnvironment(["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example/send",
-                                                    "YONA_SMS_GATEWAY_TOKEN": "t0ken", "YONA_SMS_FROM": "YonaNL"])
+                                                    "YONA_SMS_GATEWAY_TOKEN": "t0ken", "YONA_SMS_FROM": "YonaNL",
+                                                    "YONA_PUBLIC_BASE_URL": "https://yona.example"])
         #expect(config.sms == .http(url: "https://sms.example/send", token: "t0ken", from: "YonaNL"))
         #expect(try AppConfig.fromEnvironment([:]).sms == .log)
         for (env, variable) in [(["YONA_SMS_PROVIDER": "pigeon"], "YONA_SMS_PROVIDER"),
                                 (["YONA_SMS_PROVIDER": "http"], "YONA_SMS_GATEWAY_URL"),
                                 (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "ftp://x"], "YONA_SMS_GATEWAY_URL"),
-                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example", "YONA_SMS_FROM": String(repeating: "x", count: 17)], "YONA_SMS_FROM")] {
+                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example", "YONA_SMS_FROM": String(repeating: "x", count: 17)], "YONA_SMS_FROM"),
+                                // issue 13, attack 5: texted links are never built from a caller's Host header
+                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example"], "YONA_PUBLIC_BASE_URL")] {
             do {
                 _ = try AppConfig.fromEnvironment(env)
                 Issue.record("\(env) was accepted")

@@ -185,6 +185,11 @@ public struct AppConfig: Sendable {
         if let raw = env["YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"] {
             config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))
         }
+        // Invitation links carry a temporary password and leave by SMS: built from the request's Host header they
+        // could point anywhere a caller likes (issue 13, attack 5).
+        if config.sms != .log, config.publicBaseURL == nil {
+            throw Invalid(variable: "YONA_PUBLIC_BASE_URL", problem: "must be set when YONA_SMS_PROVIDER sends texts: invitation links are built from it")
+        }
         return config
     }
 

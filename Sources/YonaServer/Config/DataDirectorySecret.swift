@@ -13,7 +13,7 @@ enum DataDirectorySecret {
             return (stored, file, false)
         }
         guard keep else { return (generate(), file, false) }
-        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let value = generate()
         guard FileManager.default.createFile(atPath: file.path, contents: Data(value.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw AppConfig.Invalid(variable: variable, problem: "is not set and \(file.path) cannot be written")

@@ -48,7 +48,13 @@ struct CIDR: Sendable, Equatable {
 /// The address a rate limit counts: the connection's peer or, when that peer is a trusted proxy, the last
 /// `X-Forwarded-For` entry that is not a trusted proxy.
 enum ClientAddress {
+    /// The rate-limit subject of a request: its client's address, canonical (one spelling per address) and, for
+    /// IPv6, its /64 (one subscriber's whole prefix).
     static func of(_ request: Request, trustedProxies: [CIDR]) -> String {
+        bucket(address(of: request, trustedProxies: trustedProxies))
+    }
+
+    static func address(of request: Request, trustedProxies: [CIDR]) -> String {
         let peer = request.remoteAddress?.ipAddress ?? "unknown"
         guard isTrusted(peer, trustedProxies) else { return peer }
         let forwarded = request.headers[.xForwardedFor]
@@ -58,6 +64,13 @@ enum ClientAddress {
             return CIDR.parse(hop) == nil ? peer : hop
         }
         return forwarded.first ?? peer
+    }
+
+    /// `1.2.3.4` and `::ffff:1.2.3.4` are one client; `2001:db8::1` and `2001:db8::2` are one /64.
+    static func bucket(_ address: String) -> String {
+        guard let bytes = CIDR.parse(address) else { return address }
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "/64"
     }
 
     private static func isTrusted(_ address: String, _ proxies: [CIDR]) -> Bool {

@@ -15,7 +15,8 @@ struct InternalTokenMiddleware: AsyncMiddleware {
     }
 }
 
-/// The internal token when none is configured: made once, kept in the data directory, printed once.
+/// The internal token when none is configured: made once and kept in the data directory (mode 600); the start-up
+/// line names the file, never the token (a console or log collector must not hold it).
 enum InternalToken {
     /// `keep: false` (a one-off command): a stored token is used, a missing one is not made.
     static func resolve(configured: String?, dataDirectory: URL, keep: Bool = true) throws -> String {
@@ -24,8 +25,7 @@ enum InternalToken {
             file: "internal-token", in: dataDirectory, variable: "YONA_INTERNAL_TOKEN", keep: keep, isValid: { !$0.isEmpty },
             generate: { SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined() })
         if secret.created {
-            // Deliberately not through the logger: the operator sees it once on the console, logs never hold it.
-            FileHandle.standardError.write(Data("Generated the internal token for the analyzer and admin APIs (kept in \(secret.file.path)): \(secret.value)\n".utf8))
+            FileHandle.standardError.write(Data("Generated the internal token for the analyzer and admin APIs; it is in \(secret.file.path) (readable by this user only).\n".utf8))
         }
         return secret.value
     }
