@@ -207,7 +207,7 @@ extension Request {
         if let number {
             limits.append((RateLimiter.Limit(name: "number", max: config.rateLimitPerNumberPerHour, window: 3600), number))
         }
-        try await RateLimiter(db: db).hit(limits)
+        try await RateLimiter(db: db, key: application.yona.recovery.rateLimitKey).hit(limits)
     }
 
     var rendering: UserRendering {

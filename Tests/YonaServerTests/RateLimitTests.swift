@@ -100,6 +100,17 @@ import Testing
         #expect(ClientAddress.bucket("1.2.3.4") != ClientAddress.bucket("1.2.3.5"))
     }
 
+    /// issue 13, attack 10: a counter's bucket is keyed with the server's secret, so a dump of the counters cannot be
+    /// matched against the hashes of a list of numbers without it.
+    @Test func bucketsAreKeyedWithTheServerSecret() throws {
+        let one = try RecoveryKey(secret: Array(repeating: 1, count: 32)).rateLimitKey
+        let other = try RecoveryKey(secret: Array(repeating: 2, count: 32)).rateLimitKey
+        let number = "+31612345678"
+        #expect(RateLimiter.bucket("number", number, key: one) == RateLimiter.bucket("number", number, key: one))
+        #expect(RateLimiter.bucket("number", number, key: one) != RateLimiter.bucket("number", number, key: other))
+        #expect(!RateLimiter.bucket("number", number, key: one).contains("612345678"))
+    }
+
     @Test func cidrMatching() {
         let v4 = CIDR("10.1.0.0/16")!
         #expect(v4.contains(CIDR.parse("10.1.200.3")!))

@@ -9,10 +9,14 @@ struct RecoveryKey: Sendable {
     static let byteCount = 32
     private let escrowKey: SymmetricKey
     private let codeHashKey: [UInt8]
+    /// Keys the rate-limit buckets, so the counters table cannot be reversed to numbers or addresses from a dump
+    /// (every instance shares this secret, so they share the buckets).
+    let rateLimitKey: [UInt8]
 
     init(secret: [UInt8]) throws {
         escrowKey = try KeyedHash.deriveKey(fromSecret: secret, context: Array("yona/recovery/escrow/v1".utf8))
         codeHashKey = KeyedHash.hash(Array("yona/recovery/overwrite-code/v1".utf8), key: secret)
+        rateLimitKey = KeyedHash.hash(Array("yona/recovery/rate-limit/v1".utf8), key: secret)
     }
 
     /// The anonymized id of a user, sealed so that only this server can open it, bound to the user row.

@@ -4,7 +4,8 @@ import SQLKit
 import YonaCrypto
 
 /// Fixed-window counters in the database, so a limit holds across every instance sharing it.
-/// Buckets are stored as hashes: the table never holds a mobile number or a client address.
+/// Buckets are stored as hashes keyed with a server secret: the table never holds a mobile number or a client
+/// address, and a dump cannot be checked against a list of numbers.
 struct RateLimiter: Sendable {
     struct Limit: Sendable {
         let name: String
@@ -13,6 +14,7 @@ struct RateLimiter: Sendable {
     }
 
     let db: any Database
+    let key: [UInt8]
 
     /// Counts one attempt in each limit's bucket and refuses with 429 and `Retry-After` when any is exceeded.
     func hit(_ limits: [(Limit, String)], now: Date = Date()) async throws {
@@ -32,7 +34,7 @@ struct RateLimiter: Sendable {
         let windowStart = seconds - seconds % Int64(limit.window)
         let row = try await db.sql.raw("""
             INSERT INTO rate_limit_counters (id, bucket, window_start, count)
-            VALUES (\(bind: UUID()), \(bind: Self.bucket(limit.name, subject)), \(bind: windowStart), 1)
+            VALUES (\(bind: UUID()), \(bind: Self.bucket(limit.name, subject, key: key)), \(bind: windowStart), 1)
             ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
             RETURNING count
             """).first()
@@ -46,8 +48,8 @@ struct RateLimiter: Sendable {
         try await db.sql.raw("DELETE FROM rate_limit_counters WHERE window_start < \(bind: Int64(before.timeIntervalSince1970))").run()
     }
 
-    static func bucket(_ name: String, _ subject: String) -> String {
-        let digest = KeyedHash.hash(Array("\(name)\u{0}\(subject)".utf8), key: Array("yona/rate-limit/v1".utf8), outputLength: 16)
+    static func bucket(_ name: String, _ subject: String, key: [UInt8]) -> String {
+        let digest = KeyedHash.hash(Array("\(name)\u{0}\(subject)".utf8), key: key, outputLength: 16)
         return name + ":" + digest.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -10,7 +10,7 @@ struct BuddyService: Sendable {
     let db: any Database
     let users: UserService
 
-    var notices: MessageNotices { MessageNotices(db: db, sms: users.sms) }
+    var notices: MessageNotices { MessageNotices(db: db, sms: users.sms, rateLimitKey: users.recovery.rateLimitKey) }
 
     /// Where a new number is invited: the invitation service and the link that carries the temporary password.
     struct Inviting: Sendable {

@@ -13,13 +13,14 @@ struct MessageNotices: Sendable {
 
     let db: any Database
     let sms: any SMSSender
+    let rateLimitKey: [UInt8]
 
     /// Sends after the messages are committed; a failure to text never fails the request.
     func send(to userIDs: [UUID]) async {
         for userID in Set(userIDs) {
             guard let user = try? await User.find(userID, on: db), !user.createdOnBuddyRequest,
                   let number = try? MobileNumber(user.mobileNumber),
-                  (try? await RateLimiter(db: db).allows(Self.limit, number.value)) == true else { continue }
+                  (try? await RateLimiter(db: db, key: rateLimitKey).allows(Self.limit, number.value)) == true else { continue }
             await sms.sendMessageNotice(to: number)
         }
     }

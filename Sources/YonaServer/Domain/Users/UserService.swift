@@ -231,7 +231,7 @@ struct UserService: Sendable {
             try await Self.deleteAnonymizedPart(user.privateData.userAnonymizedID, on: tx)
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }
-        await MessageNotices(db: db, sms: sms).send(to: user.privateData.buddies.map(\.userID))
+        await MessageNotices(db: db, sms: sms, rateLimitKey: recovery.rateLimitKey).send(to: user.privateData.buddies.map(\.userID))
     }
 
     /// Deletes everything of an anonymized user, including the halves of buddy relations that point at it
