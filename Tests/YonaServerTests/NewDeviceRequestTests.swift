@@ -83,6 +83,15 @@ import Testing
                 #expect(response.status == 400, "\(name)")
                 #expect(response.errorCode == code, "\(name): \(response.text)")
             }
+            // issue 13, attack 8: a number with a pending invitation answers like an unknown one, PUT and DELETE alike
+            let invited = randomMobileNumber()
+            _ = try await InvitationTests.invite(server, richard: user, number: invited)
+            for method in [HTTPMethod.PUT, .DELETE] {
+                let unknownAnswer = try await server.request(method, Self.requestPath(randomMobileNumber()), headers: other.passwordHeader, json: body)
+                let invitedAnswer = try await server.request(method, Self.requestPath(invited), headers: other.passwordHeader, json: body)
+                #expect(unknownAnswer.status == invitedAnswer.status && unknownAnswer.errorCode == invitedAnswer.errorCode,
+                        "\(method): \(unknownAnswer.text) vs \(invitedAnswer.text)")
+            }
             let unknown = try await server.request(.GET, Self.requestPath(randomMobileNumber()))
             #expect(unknown.errorCode == "error.no.device.request.present")
             let registeredWithoutRequest = try await server.request(.GET, Self.requestPath(user.mobileNumber))

@@ -26,7 +26,9 @@ struct NewDeviceRequestService: Sendable {
     /// An unknown number answers like a wrong password, so it reveals nothing.
     func unlockByNumber(_ number: MobileNumber, passwordHeader: String?) async throws -> UnlockedUser {
         guard passwordHeader != nil else { throw YonaError(.missingPasswordHeader) }
-        guard let record = try await User.query(on: db).filter(\.$mobileNumber == number.value).first() else {
+        // An unknown number, an invited one and a wrong password answer alike (issue 13, attack 8).
+        guard let record = try await User.query(on: db).filter(\.$mobileNumber == number.value).first(),
+              !record.createdOnBuddyRequest else {
             throw YonaError(.decryptingData)
         }
         return try await users.unlock(userID: record.id!, passwordHeader: passwordHeader)
