@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Testing
 @testable import YonaServer
@@ -116,6 +117,8 @@ import Testing
             let carol = try await server.createUser(nickname: "CC")
             try await OverwriteTests.invite(server, from: richard, to: bob)
             _ = try await server.messages(bob) // Bob's app has seen the request
+            // a request joins no two anonymized users in plain columns before they accept each other
+            #expect(try await Message.query(on: server.app.db).filter(\.$senderAnonymizedID != nil).count() == 0)
             try await OverwriteTests.invite(server, from: richard, to: carol)
             // act: Richard removes Bob before Bob answered; then Richard's account goes with Carol's request pending
             let buddy = try await Self.buddyEntry(server, richard)

@@ -49,6 +49,17 @@ struct MessagePayload: Codable, Sendable, Equatable {
     /// Buddy requests, responses and device changes: the sender's device names, all of them, as of sending.
     var deviceNames: [String]? = nil
 
+    /// Whether the message only flows between buddies who accepted each other, so its plain sender column joins
+    /// nothing that `buddies_anonymized` does not: requests, refusals and disconnects (which outlive or precede the
+    /// relation) and announcements get none.
+    var relatesAcceptedBuddies: Bool {
+        switch kind {
+        case .systemMessage, .buddyDisconnect: false
+        case .buddyConnectRequest, .buddyConnectResponse: status == PrivateBuddy.Status.accepted.rawValue
+        default: true
+        }
+    }
+
     /// Yona refuses to delete a request nobody answered yet (`error.cannot.delete.unprocessed.message`).
     var canBeDeleted: Bool {
         switch kind {

@@ -24,7 +24,7 @@ enum MessageWriter {
         let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
         let message = Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now)
         message.announcementID = announcementID
-        if payload.kind != .systemMessage, payload.subjectUserAnonymizedID != recipient {
+        if payload.relatesAcceptedBuddies, payload.subjectUserAnonymizedID != recipient {
             message.senderAnonymizedID = payload.subjectUserAnonymizedID
         }
         message.originMessageID = payload.originalMessageID

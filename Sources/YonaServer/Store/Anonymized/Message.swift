@@ -16,8 +16,9 @@ final class Message: Model, @unchecked Sendable {
     @Field(key: "is_read") var isRead: Bool
     /// Set on a copy of a system announcement, so an expired announcement can be taken back.
     @OptionalField(key: "announcement_id") var announcementID: UUID?
-    /// The anonymized user the message is from or about, when that is not the recipient: what goes when the two stop
-    /// being buddies. It joins nothing that `buddies_anonymized` does not join already, on the same side.
+    /// The anonymized user the message is from or about, when that is not the recipient and the two are accepted
+    /// buddies: what goes when they stop being buddies. It joins nothing that `buddies_anonymized` does not join
+    /// already, on the same side (requests, refusals and disconnects carry none).
     @OptionalField(key: "sender_anonymized_id") var senderAnonymizedID: UUID?
     /// A buddy's copy of a goal conflict, and the disclosure messages about one: the subject's own conflict message,
     /// so deleting that one takes them along.
