@@ -200,13 +200,21 @@ extension Request {
     }
 
     /// Counts an attempt against the per-client limit and, when a number is involved, the per-number one.
-    func limitAttempts(number: String?) async throws {
+    /// A buddy request texts or notifies a number: it counts per client, per invited number (shared with every other
+    /// text to it) and per inviting account (a day).
+    func limitBuddyRequests(from account: UUID, to number: String) async throws {
+        try await limitAttempts(number: number, extra: [(RateLimiter.Limit(
+            name: "buddy-requests", max: application.yona.config.buddyRequestsPerAccountPerDay, window: 86_400), account.uuidString)])
+    }
+
+    func limitAttempts(number: String?, extra: [(RateLimiter.Limit, String)] = []) async throws {
         let config = application.yona.config
         var limits = [(RateLimiter.Limit(name: "client", max: config.rateLimitPerClientPerMinute, window: 60),
                        ClientAddress.of(self, trustedProxies: config.trustedProxies))]
         if let number {
             limits.append((RateLimiter.Limit(name: "number", max: config.rateLimitPerNumberPerHour, window: 3600), number))
         }
+        limits += extra
         try await RateLimiter(db: db, key: application.yona.recovery.rateLimitKey).hit(limits)
     }
 

@@ -193,4 +193,36 @@ import Testing
             _ = try await Self.invite(server, richard: richard, number: ignored)
         }
     }
+
+    /// issue 13, attack 4: invitations are no open SMS relay. One account firing invitations in parallel gets its
+    /// day's allowance and 429s; many accounts inviting one number stop at that number's hourly allowance.
+    @Test(arguments: TestDatabase.available)
+    func invitationsAreNoOpenRelay(db: TestDatabase) async throws {
+        try await withServer(db, adjust: { $0.buddyRequestsPerAccountPerDay = 5; $0.rateLimitPerNumberPerHour = 3 }) { server in
+            let richard = try await server.createUser()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
+                            "_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": randomMobileNumber(),
+                                                        "emailAddress": "x@example.com"]],
+                            "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"]).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 5, "\(statuses.sorted())")
+            #expect(statuses.filter { $0 == 429 }.count == 7)
+            // one number, invited by account after account
+            let target = randomMobileNumber()
+            var answers: [Int] = []
+            for _ in 0..<5 {
+                let inviter = try await server.createUser()
+                answers.append(try await server.request(.POST, "\(inviter.path)/buddies/", headers: inviter.passwordHeader, json: [
+                    "_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": target, "emailAddress": "x@example.com"]],
+                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"]).status)
+            }
+            #expect(answers.filter { $0 == 429 }.count >= 2, "the number's hourly allowance stops the rest: \(answers)")
+        }
+    }
 }

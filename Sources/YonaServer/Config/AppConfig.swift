@@ -20,6 +20,8 @@ public struct AppConfig: Sendable {
     var trustedProxies: [CIDR]
     public var rateLimitPerClientPerMinute: Int
     public var rateLimitPerNumberPerHour: Int
+    /// Buddy requests one account may send a day (each may text a number): the invitation is no open relay.
+    public var buddyRequestsPerAccountPerDay: Int = 20
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
     /// Seals each user's anonymized id for the lost-phone overwrite; generated and kept in the data directory when unset.
@@ -143,6 +145,9 @@ public struct AppConfig: Sendable {
         }
         if let raw = env["YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR"] {
             config.rateLimitPerNumberPerHour = try positive(raw, "YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR")
+        }
+        if let raw = env["YONA_BUDDY_REQUESTS_PER_ACCOUNT_PER_DAY"] {
+            config.buddyRequestsPerAccountPerDay = try positive(raw, "YONA_BUDDY_REQUESTS_PER_ACCOUNT_PER_DAY")
         }
         if let raw = env["YONA_PUSH_LEASE_SECONDS"] { config.push.leaseSeconds = TimeInterval(try positive(raw, "YONA_PUSH_LEASE_SECONDS")) }
         if let raw = env["YONA_PUSH_BACKOFF_SECONDS"] { config.push.backoffSeconds = TimeInterval(try positive(raw, "YONA_PUSH_BACKOFF_SECONDS")) }

@@ -53,6 +53,7 @@ final class TestServer: APIDriving {
         // Tests create many users from one address; the rate-limit tests lower these again.
         config.rateLimitPerClientPerMinute = 100_000
         config.rateLimitPerNumberPerHour = 100_000
+        config.buddyRequestsPerAccountPerDay = 100_000
         config.internalToken = TestServer.internalToken
         config.recoveryKey = TestServer.recoveryKey
         // Background push workers only where a test asks for them (PushTests): ~140 servers polling at

@@ -28,12 +28,15 @@ enum BuddiesController {
     @Sendable static func create(req: Request) async throws -> Response {
         let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(BuddyRequestBody.self)
-        guard let invited = body._embedded?.user else { throw YonaError(.missingProperty) }
+        guard let invited = body._embedded?.user else { throw YonaError(.missingProperty, quoting: "_embedded") }
+        let firstName = try requireText(invited.firstName, or: .firstNameMissing)
+        let lastName = try requireText(invited.lastName, or: .lastNameMissing)
+        let mobileNumber = try MobileNumber(try requireText(invited.mobileNumber, or: .mobileNumberMissing))
+        let emailAddress = try EmailAddress.validated(try requireText(invited.emailAddress, or: .emailAddressMissing))
+        try await req.limitBuddyRequests(from: user.id, to: mobileNumber.value)
         let (updated, buddy) = try await req.buddies.request(
-            from: user, firstName: try requireText(invited.firstName, or: .firstNameMissing),
-            lastName: try requireText(invited.lastName, or: .lastNameMissing),
-            mobileNumber: try MobileNumber(try requireText(invited.mobileNumber, or: .mobileNumberMissing)),
-            emailAddress: try EmailAddress.validated(try requireText(invited.emailAddress, or: .emailAddressMissing)), message: body.message,
+            from: user, firstName: firstName, lastName: lastName, mobileNumber: mobileNumber,
+            emailAddress: emailAddress, message: body.message,
             sendingStatus: try requireText(body.sendingStatus), receivingStatus: try requireText(body.receivingStatus),
             inviting: req.inviting)
         return try .hal(req.rendering.buddy(buddy, of: updated, side: nil, topLevel: true), status: .created)
