@@ -251,6 +251,9 @@ import Testing
                 ("no number", without("mobileNumber"), 400, "error.user.mobile.number"),
                 ("no e-mail address", without("emailAddress"), 400, "error.user.email.address"),
                 ("bad e-mail address", with("emailAddress", "a@b@c.c"), 400, "error.user.email.address.invalid"),
+                // issue 13, attack 4: an invitee's name is texted; it cannot be a message or a URL
+                ("a long text as a name", with("firstName", "Visit https://evil.example now " + String(repeating: "x", count: 60_000)), 400,
+                 "error.user.name.invalid"),
             ]
             for (name, body, status, code) in cases {
                 let response = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: body)

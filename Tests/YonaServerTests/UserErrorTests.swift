@@ -47,6 +47,9 @@ import Testing
                 ("missing last name", with(["lastName": nil]), "error.user.lastname"),
                 ("missing number", with(["mobileNumber": nil]), "error.user.mobile.number"),
                 ("fixed-line number", with(["mobileNumber": "+31356474747"]), "error.user.mobile.number.not.mobile"),
+                // issue 13, attack 4: names cannot carry a message into the texts that name the person
+                ("long name", with(["firstName": String(repeating: "a", count: 51)]), "error.user.name.invalid"),
+                ("name with a control character", with(["nickname": "a\u{7}b"]), "error.user.name.invalid"),
                 ("number already registered", with(["mobileNumber": existing.mobileNumber]), "error.user.exists"),
                 ("number with trunk zero", with(["mobileNumber": "+310612345678"]), "error.user.mobile.number.invalid.leading.zero"),
                 ("number without plus", with(["mobileNumber": "0612345678"]), "error.user.mobile.number.invalid"),

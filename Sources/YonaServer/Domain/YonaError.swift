@@ -31,6 +31,7 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case mobileNumberLeadingZero = "error.user.mobile.number.invalid.leading.zero"
     case mobileNumberNotMobile = "error.user.mobile.number.not.mobile"
     case firstNameMissing = "error.user.firstname"
+    case invalidName = "error.user.name.invalid"
     case lastNameMissing = "error.user.lastname"
     case nicknameMissing = "error.user.nickname"
     case mobileNumberMissing = "error.user.mobile.number"

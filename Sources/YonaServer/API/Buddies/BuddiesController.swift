@@ -29,8 +29,8 @@ enum BuddiesController {
         let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(BuddyRequestBody.self)
         guard let invited = body._embedded?.user else { throw YonaError(.missingProperty, quoting: "_embedded") }
-        let firstName = try requireText(invited.firstName, or: .firstNameMissing)
-        let lastName = try requireText(invited.lastName, or: .lastNameMissing)
+        let firstName = try PersonName.validated(invited.firstName, or: .firstNameMissing, property: "firstName")
+        let lastName = try PersonName.validated(invited.lastName, or: .lastNameMissing, property: "lastName")
         let mobileNumber = try MobileNumber(try requireText(invited.mobileNumber, or: .mobileNumberMissing))
         let emailAddress = try EmailAddress.validated(try requireText(invited.emailAddress, or: .emailAddressMissing))
         try await req.limitBuddyRequests(from: user.id, to: mobileNumber.value)

@@ -84,6 +84,21 @@ struct LenientInt: Decodable, Sendable, Equatable {
     }
 }
 
+/// A person's name or nickname: present (Yona's code per property when not), at most `PersonName.maxLength`
+/// characters and no control characters, so it cannot carry a message or a URL into the texts and mails that name
+/// the person (issue 13, attack 4).
+enum PersonName {
+    static let maxLength = 50
+
+    static func validated(_ value: String?, or missing: ErrorCode, property: String) throws(YonaError) -> String {
+        let name = try requireText(value, or: missing, property: property)
+        guard name.count <= maxLength, !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            throw YonaError(.invalidName, quoting: property)
+        }
+        return name
+    }
+}
+
 /// Required text properties must be present and not blank; `code` is what Yona answers for that property, and
 /// `property` the name its message gives.
 func requireText(_ value: String?, or code: ErrorCode = .missingProperty, property: String? = nil) throws(YonaError) -> String {

@@ -64,6 +64,7 @@ extension ErrorCode {
         case .invalidMobileNumber: ("The mobile number '{0}' is invalid. It must start with a + sign, with no spaces between the digits", "Het mobiele nummer '{0}' is ongeldig. Het moet beginnen met een +-teken, zonder spaties tussen de tekens")
         case .mobileNumberLeadingZero: ("The mobile number '{0}' is invalid because it has a 0 following the country code. Use e.g. +316... instead of +3106...", "Het mobiele nummer '{0}' is ongeldig omdat het een 0 bevat achter de landcode. Gebruik b.v. +316... i.p.v. +3106...")
         case .mobileNumberNotMobile: ("The number '{0}' is not a mobile number. Only mobile numbers are allowed.", "Het nummer '{0}' is geen mobiel nummer. Alleen mobiele nummers zijn toegestaan.")
+        case .invalidName: ("Property '{0}' may have at most 50 characters and no control characters.", "Eigenschap '{0}' mag hoogstens 50 tekens hebben en geen stuurtekens.")
         case .firstNameMissing: ("The first name of the user must be set", "De voornaam van de gebruiker moet worden ingevuld")
         case .lastNameMissing: ("The last name of the user must be set", "De achternaam van de gebruiker moet worden ingevuld")
         case .nicknameMissing: ("The nickname of the user must be set", "De nickname van de gebruiker moet worden ingevuld")

@@ -19,9 +19,9 @@ struct CreateUserRequest: StrictBody {
     static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
 
     func toNewUser() throws -> NewUser {
-        let firstName = try requireText(firstName, or: .firstNameMissing)
-        let lastName = try requireText(lastName, or: .lastNameMissing)
-        let nickname = try requireText(nickname, or: .nicknameMissing)
+        let firstName = try PersonName.validated(firstName, or: .firstNameMissing, property: "firstName")
+        let lastName = try PersonName.validated(lastName, or: .lastNameMissing, property: "lastName")
+        let nickname = try PersonName.validated(nickname, or: .nicknameMissing, property: "nickname")
         let mobileNumber = try MobileNumber(try requireText(mobileNumber, or: .mobileNumberMissing))
         let deviceFields: [Any?] = [deviceName, deviceOperatingSystem, deviceAppVersion, deviceAppVersionCode]
         let device: NewDevice

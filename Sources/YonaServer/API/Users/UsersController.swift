@@ -72,9 +72,9 @@ enum UsersController {
             user = try await req.users.modifyPrivateData(user) { $0.creationTime = creationTime }
         }
         let updated = try await req.users.update(
-            user, firstName: try requireText(body.firstName, or: .firstNameMissing),
-            lastName: try requireText(body.lastName, or: .lastNameMissing),
-            nickname: try requireText(body.nickname, or: .nicknameMissing),
+            user, firstName: try PersonName.validated(body.firstName, or: .firstNameMissing, property: "firstName"),
+            lastName: try PersonName.validated(body.lastName, or: .lastNameMissing, property: "lastName"),
+            nickname: try PersonName.validated(body.nickname, or: .nicknameMissing, property: "nickname"),
             mobileNumber: try MobileNumber(try requireText(body.mobileNumber, or: .mobileNumberMissing)))
         return try await req.ownUserResponse(updated, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }
