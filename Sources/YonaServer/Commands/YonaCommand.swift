@@ -56,12 +56,19 @@ enum YonaRuntime {
         } catch {
             await stop(app, "error: stopped by \(String(reflecting: error))", status: 1)
         }
-        try? await app.asyncShutdown()
+        await shutDown(app)
     }
 
     private static func stop(_ app: Application, _ line: String, status: Int32) async -> Never {
-        try? await app.asyncShutdown()
+        await shutDown(app)
         fail(line, status: status)
+    }
+
+    /// The process ends either way; a shutdown that fails (a connection that would not close) is said, not hidden.
+    private static func shutDown(_ app: Application) async {
+        do { try await app.asyncShutdown() } catch {
+            app.logger.warning("shutdown incomplete", metadata: ["error": .string(String(reflecting: error))])
+        }
     }
 
     static func fail(_ line: String, status: Int32) -> Never {

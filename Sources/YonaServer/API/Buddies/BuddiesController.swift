@@ -22,7 +22,7 @@ enum BuddiesController {
         let user = try await req.unlockPathUser()
         let buddyID = try req.uuidParameter("buddyID")
         guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
-        return try .hal(req.rendering.buddy(buddy, of: user, side: try await req.buddySides(of: user)[buddy.id], topLevel: true))
+        return try .hal(req.rendering.buddy(buddy, of: user, side: try await req.buddySides(of: user, only: buddy.id)[buddy.id], topLevel: true))
     }
 
     @Sendable static func create(req: Request) async throws -> Response {

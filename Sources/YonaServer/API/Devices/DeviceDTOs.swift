@@ -18,7 +18,7 @@ struct OpenAppRequest: StrictBody {
     static let allowedKeys: Set<String> = ["operatingSystem", "appVersion", "appVersionCode"]
 
     /// The app's report, or nil for an empty body.
-    func appInfo() throws -> (OperatingSystem, String, Int)? {
+    func appInfo() throws -> AppReport? {
         guard let operatingSystem else {
             // Yona: version fields without the operating system are not supported in this context.
             guard appVersion == nil, appVersionCode == nil else {
@@ -28,8 +28,8 @@ struct OpenAppRequest: StrictBody {
         }
         let appVersion = try requireText(appVersion, property: "appVersion")
         guard let appVersionCode else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
-        return (try OperatingSystem(reported: try requireText(operatingSystem, property: "operatingSystem")), appVersion,
-                try AppVersionCode.validated(appVersionCode.value))
+        return AppReport(operatingSystem: try OperatingSystem(reported: try requireText(operatingSystem, property: "operatingSystem")),
+                         version: appVersion, versionCode: try AppVersionCode.validated(appVersionCode.value))
     }
 }
 

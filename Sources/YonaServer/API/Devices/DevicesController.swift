@@ -58,9 +58,8 @@ enum DevicesController {
     @Sendable static func openApp(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
-        let report = try req.decodeStrict(OpenAppRequest.self).appInfo()
         try await req.devices.recordAppOpened(
-            deviceID, of: user, app: report.map { (operatingSystem: $0.0, version: $0.1, versionCode: $0.2) },
+            deviceID, of: user, app: try req.decodeStrict(OpenAppRequest.self).appInfo(),
             locale: req.context.locale.rawValue, on: UserCalendar.day(Date()))
         return .noContent
     }

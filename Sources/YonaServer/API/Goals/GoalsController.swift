@@ -42,7 +42,7 @@ enum GoalsController {
         guard let requestingUserID = try req.optionalUUIDQuery("requestingUserId"), requestingUserID != userID else { return nil }
         let requester = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
         guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID }),
-              let side = try await req.buddySides(of: requester)[buddy.id] else {
+              let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id] else {
             throw YonaError(.userNotFound)
         }
         return (requester, buddy, side)

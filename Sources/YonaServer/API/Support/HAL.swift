@@ -98,7 +98,11 @@ struct LinkBuilder: Sendable {
     /// `href` with `requestingDeviceId` appended when a requesting device is known.
     func withRequestingDevice(_ href: String, _ requestingDeviceID: UUID?) -> String {
         guard let requestingDeviceID else { return href }
-        return href + (href.contains("?") ? "&" : "?") + "requestingDeviceId=\(requestingDeviceID.uuidString.lowercased())"
+        return Self.appending("requestingDeviceId", requestingDeviceID, to: href)
+    }
+
+    private static func appending(_ name: String, _ id: UUID, to href: String) -> String {
+        href + (href.contains("?") ? "&" : "?") + "\(name)=\(id.uuidString.lowercased())"
     }
 
     func dailyActivityReports(_ userID: UUID) -> String { "\(user(userID))/activity/days/" }
@@ -120,7 +124,7 @@ struct LinkBuilder: Sendable {
 
     /// A link the requester follows to another user's resource (a buddy's user or goals), as Yona gives it.
     func asRequester(_ href: String, _ requestingUserID: UUID) -> String {
-        href + (href.contains("?") ? "&" : "?") + "requestingUserId=\(requestingUserID.uuidString.lowercased())"
+        Self.appending("requestingUserId", requestingUserID, to: href)
     }
 
     func goal(_ userID: UUID, _ goalID: UUID) -> String { "\(goals(userID))\(goalID.uuidString.lowercased())" }

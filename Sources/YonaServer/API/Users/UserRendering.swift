@@ -85,14 +85,14 @@ struct UserRendering {
 
     /// `requestingUserID` marks a buddy's goal, whose links carry the requester (as Yona's).
     func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID? = nil) -> GoalDTO {
-        goalDTO(id: goal.id!, spec: GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones),
+        goalDTO(id: goal.id!, spec: goal.spec,
                 categoryID: goal.$activityCategory.id, creationTime: goal.creationTime, historyItem: false,
                 ownerID: ownerID, editable: editable, topLevel: topLevel, requestingUserID: requestingUserID)
     }
 
     /// An earlier version of a goal (Yona's history item): never editable.
     func goal(_ item: GoalHistoryItem, ownerID: UUID, requestingUserID: UUID? = nil) -> GoalDTO {
-        goalDTO(id: item.id!, spec: GoalSpec(kind: item.kind, maxDurationMinutes: item.maxDurationMinutes, zones: item.zones),
+        goalDTO(id: item.id!, spec: item.spec,
                 categoryID: item.$activityCategory.id, creationTime: item.creationTime, historyItem: true,
                 ownerID: ownerID, editable: false, topLevel: false, requestingUserID: requestingUserID)
     }
@@ -177,14 +177,21 @@ extension Request {
     }
 
     /// What the anonymized side shows of each buddy that shares (its goals, history items and the day its app was
-    /// last opened), by buddy id.
-    func buddySides(of user: UnlockedUser) async throws -> [UUID: BuddySide] {
+    /// last opened), by buddy id; `only` one buddy where a request is about one. Three queries, however many buddies.
+    func buddySides(of user: UnlockedUser, only buddyID: UUID? = nil) async throws -> [UUID: BuddySide] {
+        let sharing = user.privateData.buddies.filter { buddy in
+            buddy.sendingStatus == .accepted && buddy.buddyUserAnonymizedID != nil && (buddyID == nil || buddy.id == buddyID)
+        }
+        let ids = sharing.compactMap(\.buddyUserAnonymizedID)
+        guard !ids.isEmpty else { return [:] }
+        let goalsByUser = Dictionary(grouping: try await goals.goals(ofAnonymizedUsers: ids)) { $0.$userAnonymized.id }
+        let historyByUser = Dictionary(grouping: try await goals.historyItems(ofAnonymizedUsers: ids)) { $0.userAnonymizedID }
+        let days = try await users.lastOpenedDays(ofAnonymizedUsers: ids)
         var sides: [UUID: BuddySide] = [:]
-        for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
-            guard let anonymizedID = buddy.buddyUserAnonymizedID else { continue }
-            sides[buddy.id] = BuddySide(goals: try await goals.goals(ofAnonymizedUser: anonymizedID),
-                                        history: try await goals.historyItems(ofAnonymizedUser: anonymizedID),
-                                        appLastOpenedDate: try await users.lastOpenedDay(ofAnonymizedUser: anonymizedID))
+        for buddy in sharing {
+            guard let id = buddy.buddyUserAnonymizedID else { continue }
+            sides[buddy.id] = BuddySide(goals: goalsByUser[id] ?? [], history: (historyByUser[id] ?? []).map(\.item),
+                                        appLastOpenedDate: days[id])
         }
         return sides
     }

@@ -43,7 +43,7 @@ enum UsersController {
             guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID }) else {
                 throw YonaError(.userNotFound)
             }
-            let side = try await req.buddySides(of: requester)[buddy.id]
+            let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id]
             return try .hal(req.rendering.buddyUser(buddy, side: side, requester: requester, topLevel: true))
         }
         let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
@@ -59,7 +59,7 @@ enum UsersController {
         }
         // An invited account's own edit link, with the Yona password its invitation showed: a take-over too.
         if let invited = try await req.invitations.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader) {
-            return try await takeOver(req: req, invited)
+            return try await takeOver(req: req, invited, as: try req.decodeStrict(CreateUserRequest.self).toNewUser())
         }
         // Yona requires the requesting device here (the answer marks it), except on a take-over.
         guard let requestingDeviceID else { throw YonaError(.missingRequestParameter, quoting: "requestingDeviceId") }
@@ -85,13 +85,13 @@ enum UsersController {
         if let record = try await User.find(userID, on: req.db), !record.createdOnBuddyRequest {
             throw YonaError(.userNotCreatedOnBuddyRequest)
         }
-        _ = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        // The body is checked before the rate limit and the key derivation are spent on it.
+        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
         try await req.limitAttempts(number: nil)
-        return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword))
+        return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword), as: new)
     }
 
-    private static func takeOver(req: Request, _ invited: InvitationService.Opened) async throws -> Response {
-        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+    private static func takeOver(req: Request, _ invited: InvitationService.Opened, as new: NewUser) async throws -> Response {
         let (user, password) = try await req.invitations.takeOver(invited, as: new)
         return try await req.ownUserResponse(user, password: password.wireValue, requestingDeviceID: user.privateData.devices.first?.id)
     }

@@ -70,10 +70,10 @@ struct AnalysisService: Sendable {
     /// What `goal` asked at `time`: the goal itself from its creation on, an earlier version (history item) before
     /// that, nothing before the goal existed.
     static func version(of goal: Goal, at time: Date, on db: any Database) async throws -> GoalSpec? {
-        if goal.creationTime <= time { return GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones) }
+        if goal.creationTime <= time { return goal.spec }
         guard let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.id!)
             .filter(\.$creationTime <= time).filter(\.$endTime > time).first() else { return nil }
-        return GoalSpec(kind: item.kind, maxDurationMinutes: item.maxDurationMinutes, zones: item.zones)
+        return item.spec
     }
 
     /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either

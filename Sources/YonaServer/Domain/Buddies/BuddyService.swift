@@ -208,6 +208,8 @@ struct BuddyService: Sendable {
                 if let other = buddy.buddyUserAnonymizedID { try await MessageWriter.deleteAll(from: other, in: me, on: tx) }
                 let sender = MessagePayload.Sender(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
                                                    nickname: buddy.nickname, mobileNumber: buddy.mobileNumber)
+                var typedNames = sender
+                typedNames.nickname = "\(buddy.firstName) \(buddy.lastName)"
                 try await MessageWriter.deliver(to: me, on: tx, now: now) { id in
                     // Yona: an invitee who never answered is a rejection under the names the user typed; a buddy a
                     // disconnect.
@@ -216,10 +218,7 @@ struct BuddyService: Sendable {
                                          subjectUserAnonymizedID: buddy.buddyUserAnonymizedID ?? buddy.buddyAnonymizedID,
                                          sender: sender, reason: "USER_ACCOUNT_DELETED")
                         : MessagePayload(kind: .buddyConnectResponse, messageID: id, subjectUserAnonymizedID: buddy.buddyAnonymizedID,
-                                         status: Status.rejected.rawValue,
-                                         sender: .init(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
-                                                       nickname: "\(buddy.firstName) \(buddy.lastName)", mobileNumber: buddy.mobileNumber),
-                                         reason: "USER_ACCOUNT_DELETED")
+                                         status: Status.rejected.rawValue, sender: typedNames, reason: "USER_ACCOUNT_DELETED")
                 }
             }
             return updated
@@ -238,9 +237,7 @@ struct BuddyService: Sendable {
                     data.buddies[index].buddyUserAnonymizedID = payload.subjectUserAnonymizedID
                     if let sender = payload.sender {
                         // The buddy's own names replace the ones the requester typed (as Yona).
-                        data.buddies[index].firstName = sender.firstName
-                        data.buddies[index].lastName = sender.lastName
-                        data.buddies[index].nickname = sender.nickname
+                        data.buddies[index].takeNames(from: sender)
                         data.buddies[index].creationTime = sender.creationTime
                     }
                     data.buddies[index].deviceNames = payload.deviceNames
@@ -259,9 +256,7 @@ struct BuddyService: Sendable {
             guard let sender = payload.sender, user.privateData.buddies.contains(where: { $0.userID == sender.userID }) else { return user }
             return try await users.modifyPrivateData(user, on: tx) { data in
                 guard let index = data.buddies.firstIndex(where: { $0.userID == sender.userID }) else { return }
-                data.buddies[index].firstName = sender.firstName
-                data.buddies[index].lastName = sender.lastName
-                data.buddies[index].nickname = sender.nickname
+                data.buddies[index].takeNames(from: sender)
             }
         case .buddyDisconnect:
             let gone = user.privateData.buddies.filter {

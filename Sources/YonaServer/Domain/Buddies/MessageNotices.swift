@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import Logging
 
 /// privacy.md "What leaves the server": a direct message between identities (a buddy request, its answer, a
 /// disconnect) cannot reach the recipient's devices, which live on the anonymized side, so the recipient's
@@ -18,10 +19,17 @@ struct MessageNotices: Sendable {
     /// Sends after the messages are committed; a failure to text never fails the request.
     func send(to userIDs: [UUID]) async {
         for userID in Set(userIDs) {
-            guard let user = try? await User.find(userID, on: db), !user.createdOnBuddyRequest,
-                  let number = try? MobileNumber(user.mobileNumber),
-                  (try? await RateLimiter(db: db, key: rateLimitKey).allows(Self.limit, number.value)) == true else { continue }
-            await sms.sendMessageNotice(to: number)
+            do {
+                guard let user = try await User.find(userID, on: db), !user.createdOnBuddyRequest,
+                      let number = try? MobileNumber(user.mobileNumber),
+                      try await RateLimiter(db: db, key: rateLimitKey).allows(Self.limit, number.value) else { continue }
+                await sms.sendMessageNotice(to: number)
+            } catch {
+                // The message itself is stored; only its notice is lost. Said, with the cause, never the number.
+                Self.logger.warning("sms: message notice not sent", metadata: ["error": .string(String(reflecting: type(of: error)))])
+            }
         }
     }
+
+    private static let logger = Logger(label: "yona.message-notices")
 }

@@ -81,7 +81,7 @@ struct DeviceService: Sendable {
     /// if it was still unknown. A device never switches between Android and iOS.
     /// `app` is nil when the app reported only that it opened (Yona's empty body).
     func recordAppOpened(_ deviceID: UUID, of user: UnlockedUser,
-                         app: (operatingSystem: OperatingSystem, version: String, versionCode: Int)?,
+                         app: AppReport?,
                          locale: String, on day: String) async throws {
         let current = try await device(deviceID, of: user)
         let query = DeviceAnonymized.query(on: db).filter(\.$id == current.device.deviceAnonymizedID)

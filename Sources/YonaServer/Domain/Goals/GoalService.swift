@@ -6,13 +6,13 @@ struct GoalService: Sendable {
     let db: any Database
 
     func goals(of user: UnlockedUser) async throws -> [Goal] {
-        try await goals(ofAnonymizedUser: user.privateData.userAnonymizedID)
+        try await goals(ofAnonymizedUsers: [user.privateData.userAnonymizedID])
     }
 
-    /// A buddy's goals, through the anonymized id the requester's own data holds.
-    func goals(ofAnonymizedUser id: UUID?) async throws -> [Goal] {
-        guard let id else { return [] }
-        return try await Goal.query(on: db).filter(\.$userAnonymized.$id == id)
+    /// The goals of several anonymized users (a user's, or a user's buddies', through the ids their data holds).
+    func goals(ofAnonymizedUsers ids: [UUID]) async throws -> [Goal] {
+        guard !ids.isEmpty else { return [] }
+        return try await Goal.query(on: db).filter(\.$userAnonymized.$id ~~ ids)
             .with(\.$activityCategory)
             .sort(\.$creationTime).all()
     }
@@ -28,15 +28,17 @@ struct GoalService: Sendable {
 
     /// The earlier versions of the user's goals (Yona's history items), oldest first.
     func historyItems(of user: UnlockedUser) async throws -> [GoalHistoryItem] {
-        try await historyItems(ofAnonymizedUser: user.privateData.userAnonymizedID)
+        try await historyItems(ofAnonymizedUsers: [user.privateData.userAnonymizedID]).map(\.item)
     }
 
-    func historyItems(ofAnonymizedUser id: UUID?) async throws -> [GoalHistoryItem] {
-        guard let id else { return [] }
+    /// The history items of several anonymized users, each with the anonymized user whose goal it was.
+    func historyItems(ofAnonymizedUsers ids: [UUID]) async throws -> [(item: GoalHistoryItem, userAnonymizedID: UUID)] {
+        guard !ids.isEmpty else { return [] }
         return try await GoalHistoryItem.query(on: db)
             .join(Goal.self, on: \GoalHistoryItem.$goal.$id == \Goal.$id)
-            .filter(Goal.self, \.$userAnonymized.$id == id)
+            .filter(Goal.self, \.$userAnonymized.$id ~~ ids)
             .sort(\.$creationTime).all()
+            .map { ($0, try $0.joined(Goal.self).$userAnonymized.id) }
     }
 
     /// Adds a goal; one goal per activity category. `text` is what the user wrote to the buddies.
@@ -69,7 +71,7 @@ struct GoalService: Sendable {
         guard goal.$activityCategory.id == categoryID else { throw YonaError(.cannotChangeGoalActivityCategory) }
         if goal.activityCategory.mandatoryNoGo && !spec.isNoGo { throw YonaError(.cannotRemoveMandatoryGoal) }
         if let changeTime, changeTime < goal.creationTime { throw YonaError(.goalUpdateBeforeOriginal) }
-        guard spec != GoalSpec(kind: goal.kind, maxDurationMinutes: goal.maxDurationMinutes, zones: goal.zones) else {
+        guard spec != goal.spec else {
             // Only a (test server's) new time: the goal is re-dated, nobody is told.
             if let changeTime {
                 goal.creationTime = changeTime

@@ -72,3 +72,13 @@ enum GoalSpec: Sendable, Equatable {
         return (Int(m.1)! * 60 + Int(m.2)!, Int(m.3)! * 60 + Int(m.4)!)
     }
 }
+
+extension Goal {
+    /// What the goal asks now.
+    var spec: GoalSpec { GoalSpec(kind: kind, maxDurationMinutes: maxDurationMinutes, zones: zones) }
+}
+
+extension GoalHistoryItem {
+    /// What the goal asked in this earlier version.
+    var spec: GoalSpec { GoalSpec(kind: kind, maxDurationMinutes: maxDurationMinutes, zones: zones) }
+}

@@ -90,7 +90,7 @@ struct InvitationService: Sendable {
         guard record.createdOnBuddyRequest else {
             // As Yona: a normal account is named as such only to whoever holds its password.
             if let password = YonaPassword(header: temporaryPassword),
-               (try? users.open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID))) != nil {
+               (try? users.open(record, password: password)) != nil {
                 throw YonaError(.userNotCreatedOnBuddyRequest)
             }
             throw YonaError(.decryptingData)
@@ -105,8 +105,7 @@ struct InvitationService: Sendable {
               let password = YonaPassword(bytes: bytes) else {
             throw YonaError(.decryptingData)
         }
-        return Opened(user: try users.open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)),
-                      password: password)
+        return Opened(user: try users.open(record, password: password), password: password)
     }
 
     /// Opens an invited account with its Yona password (shown by the invitation link), for a take-over through the
@@ -115,8 +114,7 @@ struct InvitationService: Sendable {
         guard let record = try await User.find(userID, on: db), record.createdOnBuddyRequest, record.invitationPassword != nil else { return nil }
         guard let passwordHeader else { throw YonaError(.missingPasswordHeader) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
-        return Opened(user: try users.open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)),
-                      password: password)
+        return Opened(user: try users.open(record, password: password), password: password)
     }
 
     /// The invitee's app takes the account over: its names, number and first device replace the inviter's

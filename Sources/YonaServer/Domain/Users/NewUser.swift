@@ -13,6 +13,13 @@ enum OperatingSystem: String, Codable, Sendable {
     }
 }
 
+/// What an app reports when it opens: its platform and version.
+struct AppReport: Sendable {
+    let operatingSystem: OperatingSystem
+    let version: String
+    let versionCode: Int
+}
+
 /// A device as the app registers it.
 struct NewDevice: Sendable {
     static let defaultName = "First device"

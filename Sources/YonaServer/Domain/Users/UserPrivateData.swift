@@ -74,6 +74,15 @@ struct PrivateBuddy: Codable, Sendable, Equatable {
     var creationTime: Date? = nil
 }
 
+extension PrivateBuddy {
+    /// The buddy's own names, as the buddy sent them (an acceptance, a change of personal info).
+    mutating func takeNames(from sender: MessagePayload.Sender) {
+        firstName = sender.firstName
+        lastName = sender.lastName
+        nickname = sender.nickname
+    }
+}
+
 /// A device as its owner knows it: the name, the hidden link to its anonymized row, and the password of its
 /// VPN account (shown to the owner's own devices only).
 struct UserDevice: Codable, Sendable, Equatable {

@@ -71,10 +71,14 @@ struct UserService: Sendable {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
         guard !record.createdOnBuddyRequest else { throw YonaError(.userCreatedOnBuddyRequest) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
-        let key = try UserKey(password: password, salt: Array(record.keySalt), userID: userID)
-        let user = try await withVPNPasswords(try await withRecoveryBlob(try await withInboxes(try open(record, key: key))))
+        let user = try await withVPNPasswords(try await withRecoveryBlob(try await withInboxes(try open(record, password: password))))
         let buddies = BuddyService(db: db, users: self)
         return try await buddies.dropVanishedBuddies(try await buddies.processNamedInbox(user))
+    }
+
+    /// Decrypts a loaded record with a Yona password; one that does not open it is a wrong password.
+    func open(_ record: User, password: YonaPassword) throws -> UnlockedUser {
+        try open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: record.id!))
     }
 
     /// Decrypts a loaded record; a key that does not open it is a wrong password.
@@ -91,7 +95,7 @@ struct UserService: Sendable {
     /// Unlocks with a password the server recovered itself (the new-device flow).
     func unlock(userID: UUID, password: YonaPassword) async throws -> UnlockedUser {
         guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
-        return try await withInboxes(try open(record, key: try UserKey(password: password, salt: Array(record.keySalt), userID: userID)))
+        return try await withInboxes(try open(record, password: password))
     }
 
     /// Gives a user made before lost-phone overwrites existed its sealed anonymized id, once.
@@ -247,9 +251,16 @@ struct UserService: Sendable {
         try await UserAnonymized.query(on: tx).filter(\.$id == userAnonymizedID).delete()
     }
 
-    /// The latest day any device of an anonymized user opened the app (a buddy's `appLastOpenedDate`).
-    func lastOpenedDay(ofAnonymizedUser id: UUID) async throws -> String? {
-        try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id == id).all(\.$appLastOpenedDate).compactMap { $0 }.max()
+    /// The latest day any device of each anonymized user opened the app (buddies' `appLastOpenedDate`).
+    func lastOpenedDays(ofAnonymizedUsers ids: [UUID]) async throws -> [UUID: String] {
+        guard !ids.isEmpty else { return [:] }
+        var days: [UUID: String] = [:]
+        for device in try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id ~~ ids).all() {
+            guard let day = device.appLastOpenedDate else { continue }
+            let owner = device.$userAnonymized.id
+            days[owner] = max(days[owner] ?? day, day)
+        }
+        return days
     }
 
     /// The user's devices joined with what the anonymized side holds for them.
