@@ -6,8 +6,9 @@ import AsyncHTTPClient
 import NIOPosix
 import Vapor
 
-/// Wires the application exactly as production runs it; the tests call this too. A one-off command (`mode`)
-/// gets no background work and writes no secret.
+/// Wires the application exactly as production runs it; the tests call this too. Nothing here starts running:
+/// the listeners and the background jobs are services that `serve` and `workers` run (`Commands/`). A one-off
+/// command (`mode`) writes no secret.
 public func configure(_ app: Application, config: AppConfig, mode: RunMode = .server) async throws {
     app.logger.logLevel = Logger.Level(rawValue: config.logLevel) ?? .info
     app.http.server.configuration.hostname = config.host
@@ -55,12 +56,9 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
     app.middleware.use(RequestContextMiddleware())
     app.middleware.use(AccessLogMiddleware())
     app.middleware.use(ErrorMappingMiddleware())
+    app.middleware.use(ListenerGate())
     app.middleware.use(AppVersionHeaderMiddleware())
 
-    if mode.backgroundWork {
-        app.lifecycle.use(NewDeviceRequestPurger())
-        app.lifecycle.use(PushWorker { app in app.pushDispatcher })
-    }
     routes(app)
 }
 
@@ -70,29 +68,6 @@ struct ThreadPoolStopper: LifecycleHandler {
 
     func shutdownAsync(_ app: Application) async {
         try? await pool.shutdownGracefully()
-    }
-}
-
-/// Deletes expired new-device requests every few minutes while the app runs.
-struct NewDeviceRequestPurger: LifecycleHandler {
-    private final class Box: @unchecked Sendable { var task: Task<Void, Never>? }
-    private let box = Box()
-
-    func didBootAsync(_ app: Application) async throws {
-        let interval = min(600, max(1, app.yona.config.newDeviceRequestLifetime / 4))
-        box.task = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(interval))
-                let service = NewDeviceRequestService(db: app.db, users: UserService(db: app.db, sms: app.yona.sms, recovery: app.yona.recovery, testServer: false),
-                                                      argon2: app.yona.argon2, lifetime: app.yona.config.newDeviceRequestLifetime)
-                try? await service.purgeExpired()
-            }
-        }
-    }
-
-    func shutdownAsync(_ app: Application) async {
-        box.task?.cancel()
-        _ = await box.task?.value
     }
 }
 

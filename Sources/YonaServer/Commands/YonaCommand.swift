@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+import Metrics
+import Prometheus
+import ServiceLifecycle
 import Vapor
 
 /// `yona-server`: the executable's commands, parsed by swift-argument-parser before anything is configured, so
@@ -17,7 +20,7 @@ public struct YonaCommand: AsyncParsableCommand {
 
 /// What one run of the executable needs of the application.
 public struct RunMode: Sendable {
-    /// The push workers and the housekeeping run (`serve`, `workers`).
+    /// A long-running process (`serve`, `workers`): its metrics go through the process's `MetricsSystem`.
     public var backgroundWork: Bool
     /// Secrets left unset are made and kept in the data directory (`serve`, `workers`); a one-off command uses
     /// throwaway ones and writes none.
@@ -34,9 +37,11 @@ enum YonaRuntime {
     static func withApplication(_ mode: RunMode, arguments: [String] = ["yona-server"],
                                 adjust: (inout AppConfig) throws -> Void = { _ in },
                                 _ body: (Application) async throws -> Void) async throws {
-        // The level is read before .env is loaded too, so start-up chatter follows YONA_LOG_LEVEL.
-        let level = ProcessInfo.processInfo.environment["YONA_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
-        LoggingSystem.bootstrap { label in QuietFrameworksLogHandler(label: label, level: level) }
+        // Level and format are read before .env is loaded too, so start-up chatter follows YONA_LOG_LEVEL.
+        let environment = ProcessInfo.processInfo.environment
+        let level = environment["YONA_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        let format = environment["YONA_LOG_FORMAT"].flatMap { AppConfig.LogFormat(rawValue: $0.lowercased()) } ?? .text
+        LoggingSystem.bootstrap { label in QuietFrameworksLogHandler(label: label, level: level, format: format) }
         let app: Application
         do {
             app = try await Application.make(Environment(name: "production", arguments: arguments))
@@ -71,6 +76,27 @@ enum YonaRuntime {
         }
     }
 
+    /// Runs a long-running command's services in one `ServiceGroup` until SIGTERM or SIGINT: the background jobs
+    /// and, for `serve`, the HTTP listeners (last, so graceful shutdown closes them first and the jobs finish
+    /// the round they are in). A job that is still busy after `gracePeriod` is cancelled; a push it had claimed
+    /// is sent again once its lease lapses (push.md), so nothing is lost either way.
+    static func runServices(_ app: Application, publicListener: Bool, gracePeriod: Duration = .seconds(25)) async throws {
+        // Vapor's request metrics (and any other swift-metrics) land in the registry `/metrics` exposes.
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: app.yona.metrics.registry))
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = app.backgroundJobs.map {
+            .init(service: $0, serviceName: $0.name)
+        }
+        if publicListener || app.yona.config.internalPort != nil {
+            services.append(.init(service: HTTPListeners(app, publicListener: publicListener), serviceName: "http-listeners"))
+        }
+        guard !services.isEmpty else { throw CommandFailure.usage("nothing to run: the workers are off and there is no listener") }
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
+        configuration.maximumGracefulShutdownDuration = gracePeriod
+        app.logger.info("running", metadata: ["services": .string(services.map(\.serviceName).joined(separator: ","))])
+        try await ServiceGroup(configuration: configuration).run()
+        app.logger.info("stopped")
+    }
+
     static func fail(_ line: String, status: Int32) -> Never {
         FileHandle.standardError.write(Data("\(line)\n".utf8))
         exit(status)
@@ -103,8 +129,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }) { app in
             try await app.withMigrationLock { try await app.autoMigrate() }
-            try await app.startup()
-            try await app.running?.onStop.get()
+            try await app.asyncBoot()
+            try await YonaRuntime.runServices(app, publicListener: true)
         }
     }
 }

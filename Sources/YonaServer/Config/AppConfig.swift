@@ -12,6 +12,16 @@ public struct AppConfig: Sendable {
     public var host: String
     public var port: Int
     public var publicBaseURL: String?
+    /// The internal listener (the analyzer and admin APIs, `/metrics`); with no port they share the public one.
+    public var internalHost: String = "127.0.0.1"
+    public var internalPort: Int?
+    /// `text` (the default) or `json`: one JSON object per log line, for log collectors.
+    public var logFormat: LogFormat = .text
+
+    public enum LogFormat: String, Sendable {
+        case text
+        case json
+    }
     public var testServer: Bool
     public var kdfLimits: PasswordHash.Limits
     public var logLevel: String
@@ -92,6 +102,25 @@ public struct AppConfig: Sendable {
                 throw Invalid(variable: "YONA_PORT", problem: "must be a port number 1-65535, got '\(port)'")
             }
             config.port = value
+        }
+        if let host = env["YONA_INTERNAL_HOST"] {
+            guard !host.isEmpty else { throw Invalid(variable: "YONA_INTERNAL_HOST", problem: "must not be empty") }
+            config.internalHost = host
+        }
+        if let port = env["YONA_INTERNAL_PORT"], !port.isEmpty {
+            guard let value = Int(port), (1...65535).contains(value) else {
+                throw Invalid(variable: "YONA_INTERNAL_PORT", problem: "must be a port number 1-65535, got '\(port)'")
+            }
+            config.internalPort = value
+        }
+        if config.internalPort == config.port, config.internalHost == config.host {
+            throw Invalid(variable: "YONA_INTERNAL_PORT", problem: "must differ from YONA_PORT (leave it unset to serve everything on one port)")
+        }
+        if let format = env["YONA_LOG_FORMAT"] {
+            guard let value = LogFormat(rawValue: format.lowercased()) else {
+                throw Invalid(variable: "YONA_LOG_FORMAT", problem: "must be 'text' or 'json'")
+            }
+            config.logFormat = value
         }
         if let base = env["YONA_PUBLIC_BASE_URL"] {
             guard let url = URL(string: base), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {

@@ -1,13 +1,18 @@
+import Foundation
 import Logging
 
 /// The server's log handler. Below `info`, only the server's own code may log: at `debug` and `trace` Vapor
 /// prints whole request heads (`Yona-Password`, one-time passwords, paths with numbers) and FluentKit prints
-/// every query with its values (numbers, Instance IDs), which privacy.md forbids whatever the log level.
+/// every query with its values (numbers, Instance IDs), which privacy.md forbids whatever the log level. The
+/// filter is the same for both line formats.
 struct QuietFrameworksLogHandler: LogHandler {
-    private var inner: StreamLogHandler
+    private var inner: any LogHandler
 
-    init(label: String, level: Logger.Level) {
-        inner = StreamLogHandler.standardOutput(label: label)
+    init(label: String, level: Logger.Level, format: AppConfig.LogFormat = .text) {
+        switch format {
+        case .text: inner = StreamLogHandler.standardOutput(label: label)
+        case .json: inner = JSONLineLogHandler(label: label)
+        }
         inner.logLevel = level
     }
 
@@ -32,4 +37,46 @@ struct QuietFrameworksLogHandler: LogHandler {
     }
 
     static func isOwn(_ source: String) -> Bool { source == "YonaServer" || source == "YonaCrypto" }
+}
+
+/// `YONA_LOG_FORMAT=json`: one JSON object per line on standard output, `{"time","level","label","message",…}`
+/// with the metadata (the correlation id among it) as further string members, for log collectors that would
+/// otherwise have to parse the text format.
+struct JSONLineLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider? = nil
+
+    init(label: String) { self.label = label }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var fields: [String: String] = [:]
+        let merged = metadata.merging(metadataProvider?.get() ?? [:]) { $1 }.merging(event.metadata ?? [:]) { $1 }
+        for (key, value) in merged { fields[key] = "\(value)" }
+        fields["time"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        fields["level"] = event.level.rawValue
+        fields["label"] = label
+        fields["message"] = "\(event.message)"
+        guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        line.append(0x0A)
+        Self.output.write(line)
+    }
+
+    /// One write per line, so lines of concurrent requests never interleave.
+    private static let output = LockedOutput()
+
+    private final class LockedOutput: @unchecked Sendable {
+        private let lock = NSLock()
+        func write(_ data: Data) {
+            lock.lock()
+            defer { lock.unlock() }
+            FileHandle.standardOutput.write(data)
+        }
+    }
 }

@@ -14,13 +14,6 @@ final class YonaMetrics: Sendable {
         MetricNameDescriptor(namespace: "yona", metricName: metric, unitName: unit, helpText: help)
     }
 
-    func request(route: String, method: String, status: UInt, duration: Duration) {
-        registry.makeCounter(descriptor: name("http_requests", "total", "HTTP requests by route pattern, method and status"),
-                             labels: [("route", route), ("method", method), ("status", String(status))]).increment()
-        registry.makeDurationHistogram(descriptor: name("http_request_duration", "seconds", "HTTP request latency by route pattern"),
-                                       labels: [("route", route)], buckets: Self.latencyBuckets).record(duration)
-    }
-
     func push(outcome: String, errorCode: String) {
         registry.makeCounter(descriptor: name("pushes", "total", "Push attempts by outcome and provider error code"),
                              labels: [("outcome", outcome), ("error_code", errorCode)]).increment()
@@ -50,6 +43,16 @@ final class YonaMetrics: Sendable {
             registry.makeCounter(descriptor: name("goal_conflict_messages", "total", "Goal-conflict messages raised (own and buddy copies)"))
                 .increment(by: Int64(conflicts))
         }
+    }
+
+    func backgroundJobSucceeded(_ job: String) {
+        registry.makeGauge(descriptor: name("background_job_last_success", "timestamp_seconds", "When a background job last finished a round"),
+                           labels: [("job", job)]).set(to: Date().timeIntervalSince1970)
+    }
+
+    func backgroundJobFailed(_ job: String) {
+        registry.makeCounter(descriptor: name("background_job_failures", "total", "Background job rounds that failed (logged with their cause)"),
+                             labels: [("job", job)]).increment()
     }
 
     func keyDerivation(duration: Duration) {

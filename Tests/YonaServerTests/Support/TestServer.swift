@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import ServiceLifecycle
 import Testing
 import Vapor
 @testable import YonaServer
@@ -33,14 +34,22 @@ final class TestServer: APIDriving {
     let database: TestDatabase
     /// The SQLite file, or the PostgreSQL URL of this test's own database.
     let databaseLocation: String
+    /// The internal listener's base URL when the test asked for one (`config.internalPort = 0`).
+    let internalBaseURL: String?
+    private let listeners: HTTPListeners
+    /// The background jobs, as `serve` runs them, when the test switched the workers on.
+    private let jobs: (group: ServiceGroup, task: Task<Void, Never>)?
     private let cleanup: @Sendable () async -> Void
 
-    private init(app: Application, baseURL: String, database: TestDatabase, databaseLocation: String,
-                 cleanup: @escaping @Sendable () async -> Void) {
+    private init(app: Application, baseURL: String, database: TestDatabase, databaseLocation: String, listeners: HTTPListeners,
+                 jobs: (group: ServiceGroup, task: Task<Void, Never>)?, cleanup: @escaping @Sendable () async -> Void) {
         self.app = app
         self.baseURL = baseURL
         self.database = database
         self.databaseLocation = databaseLocation
+        self.listeners = listeners
+        self.internalBaseURL = listeners.internalPort.map { "http://127.0.0.1:\($0)" }
+        self.jobs = jobs
         self.cleanup = cleanup
     }
 
@@ -89,11 +98,13 @@ final class TestServer: APIDriving {
         adjust(&config)
 
         let app = try await Application.make(.testing)
+        let listeners: HTTPListeners
         do {
             try await configure(app, config: config)
             try await app.autoMigrate()
             try await app.asyncBoot()
-            try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+            listeners = HTTPListeners(app)
+            try await listeners.start(publicAddress: .hostname("127.0.0.1", port: 0))
         } catch {
             try? await app.asyncShutdown()
             await dropDatabase()
@@ -102,8 +113,13 @@ final class TestServer: APIDriving {
         guard let port = app.http.server.shared.localAddress?.port else {
             throw TestSetupError(description: "server has no port")
         }
+        let backgroundJobs = app.backgroundJobs
+        let jobs = backgroundJobs.isEmpty ? nil : { () -> (group: ServiceGroup, task: Task<Void, Never>) in
+            let group = ServiceGroup(services: backgroundJobs, logger: app.logger)
+            return (group, Task { try? await group.run() })
+        }()
         return TestServer(app: app, baseURL: "http://127.0.0.1:\(port)", database: database,
-                          databaseLocation: location, cleanup: dropDatabase)
+                          databaseLocation: location, listeners: listeners, jobs: jobs, cleanup: dropDatabase)
     }
 
     static let internalToken = "test-internal-token-0123456789"
@@ -112,7 +128,11 @@ final class TestServer: APIDriving {
     static var bearer: [(String, String)] { [("Authorization", "Bearer \(internalToken)")] }
 
     func stop() async {
-        await app.server.shutdown()
+        if let jobs {
+            await jobs.group.triggerGracefulShutdown()
+            await jobs.task.value
+        }
+        await listeners.shutdown()
         try? await app.asyncShutdown()
         await cleanup()
     }

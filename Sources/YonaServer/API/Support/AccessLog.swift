@@ -2,14 +2,14 @@ import Foundation
 import Vapor
 
 /// Access log that names the route pattern (`/users/:userID`), never the concrete path, so mobile numbers,
-/// Instance IDs and other values in paths or queries never reach the log.
+/// Instance IDs and other values in paths or queries never reach the log. Request counts and latencies are
+/// Vapor's own swift-metrics (`http_requests_total`, labelled by the same pattern).
 struct AccessLogMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next.respond(to: request)
         let elapsed = ContinuousClock.now - start
         let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "(unmatched)"
-        request.application.yona.metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
         request.logger.info("\(request.method.rawValue) \(route) \(response.status.code)", metadata: [
             "duration_ms": .string(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
         ])

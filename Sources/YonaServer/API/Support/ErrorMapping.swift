@@ -100,7 +100,7 @@ enum RouteTable {
     static func hasOtherMethod(for request: Request) -> Bool {
         let segments = request.url.path.split(separator: "/").map(String.init)
         return request.application.routes.all.contains { route in
-            route.method != request.method && matches(route.path, segments)
+            route.method != request.method && route.answers(on: request.listener) && matches(route.path, segments)
         }
     }
 

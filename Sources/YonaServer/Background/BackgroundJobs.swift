@@ -1,0 +1,56 @@
+import Foundation
+import Vapor
+
+extension Application {
+    /// The background jobs of `serve` and `workers`, each a `Service` (docs/architecture.md "Process model").
+    /// None when the workers are switched off (`serve --no-workers`, `YONA_PUSH_WORKERS=false`): another
+    /// process runs them then.
+    var backgroundJobs: [BackgroundJob] {
+        yona.config.push.workersEnabled ? allBackgroundJobs : []
+    }
+
+    /// Every background job, whether or not this process runs them.
+    var allBackgroundJobs: [BackgroundJob] {
+        let app = self
+        let dispatcher = pushDispatcher
+        let fanOut = announcementFanOut
+        let poll = Duration.milliseconds(Int64(yona.config.push.pollInterval * 1000))
+        func job(_ name: String, every idle: Duration, _ round: @escaping @Sendable () async throws -> Bool) -> BackgroundJob {
+            BackgroundJob(name: name, idle: idle, logger: app.logger, metrics: app.yona.metrics, round: round)
+        }
+        // The purges run at start and then every interval; the two queues run whenever they find work.
+        let newDeviceRequestPurge = Int64(min(600, max(1, yona.config.newDeviceRequestLifetime / 4)))
+        return [
+            job("push-outbox", every: poll) { try await dispatcher.drainOnce() > 0 },
+            // Announcements become messages and pushes in batches of their own transaction, so a large broadcast
+            // neither holds one giant transaction nor holds up the pushes already queued.
+            job("announcement-fan-out", every: poll) { try await fanOut.runOnce() > 0 },
+            job("purge-expired-announcements", every: .seconds(60)) {
+                try await AnnouncementService(db: app.db).purgeExpired()
+                return false
+            },
+            job("purge-new-device-requests", every: .seconds(newDeviceRequestPurge)) {
+                try await app.newDeviceRequestService.purgeExpired()
+                return false
+            },
+            job("prune-stale-push-tokens", every: .seconds(3600)) {
+                _ = try await dispatcher.pruneStaleTokens()
+                return false
+            },
+            job("purge-idempotency-keys", every: .seconds(3600)) {
+                try await AnalysisService.purgeIdempotencyKeys(on: app.db)
+                return false
+            },
+            job("purge-unclaimed-invitations", every: .seconds(3600)) {
+                _ = try await InvitationService.purgeUnclaimed(on: app.db, recovery: app.yona.recovery)
+                return false
+            },
+        ]
+    }
+
+    /// The new-device-request service outside a request (the purge needs no SMS and no test-server features).
+    var newDeviceRequestService: NewDeviceRequestService {
+        NewDeviceRequestService(db: db, users: UserService(db: db, sms: yona.sms, recovery: yona.recovery, testServer: false),
+                                argon2: yona.argon2, lifetime: yona.config.newDeviceRequestLifetime)
+    }
+}
