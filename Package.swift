@@ -5,7 +5,7 @@ let package = Package(
     name: "yona-server",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "yona-server", targets: ["yona-server"]),
+        .executable(name: "yona-server", targets: ["yona-server"])
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/vapor.git", from: "4.110.0"),

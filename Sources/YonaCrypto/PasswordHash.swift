@@ -32,8 +32,9 @@ public enum PasswordHash {
         defer { SecretMemory.wipe(&input) }
         let rc = input.withUnsafeBufferPointer { p in
             p.withMemoryRebound(to: CChar.self) { pc in
-                crypto_pwhash(&out, UInt64(out.count), pc.baseAddress!, UInt64(password.count), salt,
-                              limits.opsLimit, limits.memLimit, crypto_pwhash_ALG_ARGON2ID13)
+                crypto_pwhash(
+                    &out, UInt64(out.count), pc.baseAddress!, UInt64(password.count), salt,
+                    limits.opsLimit, limits.memLimit, crypto_pwhash_ALG_ARGON2ID13)
             }
         }
         guard rc == 0 else { throw CryptoError.keyDerivationFailed }

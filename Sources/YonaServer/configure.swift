@@ -1,8 +1,8 @@
+import AsyncHTTPClient
 import Fluent
 import FluentPostgresDriver
 import FluentSQLiteDriver
 import Foundation
-import AsyncHTTPClient
 import NIOPosix
 import Vapor
 
@@ -24,8 +24,10 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
     case .postgres(let url):
         // Analyzer events of one user wait on a row lock while holding a connection, so one connection per
         // event loop would stall every other request on that loop behind them.
-        app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 8,
-                                    connectionPoolTimeout: .seconds(20)), as: .psql)
+        app.databases.use(
+            .postgres(
+                configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 8,
+                connectionPoolTimeout: .seconds(20)), as: .psql)
     }
     app.migrations.add(YonaMigrations.all)
     if case .sqlite = config.database { try await app.db.enableWriteAheadLog() }
@@ -133,8 +135,9 @@ extension Application {
     var pushDispatcher: PushDispatcher {
         var settings = yona.config.push
         settings.recordDeliveries = yona.config.testServer
-        return PushDispatcher(db: db, provider: yona.pushProvider, settings: settings,
-                       publicBaseURL: yona.config.pushBaseURL, skipLocked: usesPostgres, logger: logger, metrics: yona.metrics)
+        return PushDispatcher(
+            db: db, provider: yona.pushProvider, settings: settings,
+            publicBaseURL: yona.config.pushBaseURL, skipLocked: usesPostgres, logger: logger, metrics: yona.metrics)
     }
 }
 
@@ -170,22 +173,33 @@ extension Request {
     }
 
     var newDeviceRequests: NewDeviceRequestService {
-        NewDeviceRequestService(db: db, users: users, argon2: application.yona.argon2,
-                                lifetime: application.yona.config.newDeviceRequestLifetime)
+        NewDeviceRequestService(
+            db: db, users: users, argon2: application.yona.argon2,
+            lifetime: application.yona.config.newDeviceRequestLifetime)
     }
 
     /// Counts an attempt against the per-client limit and, when a number is involved, the per-number one.
     /// A buddy request texts or notifies a number: it counts per client, per invited number (shared with every other
     /// text to it) and per inviting account (a day).
     func limitBuddyRequests(from account: UUID, to number: String) async throws {
-        try await limitAttempts(number: number, extra: [(RateLimiter.Limit(
-            name: "buddy-requests", max: application.yona.config.buddyRequestsPerAccountPerDay, window: 86_400), account.uuidString)])
+        try await limitAttempts(
+            number: number,
+            extra: [
+                (
+                    RateLimiter.Limit(
+                        name: "buddy-requests", max: application.yona.config.buddyRequestsPerAccountPerDay, window: 86_400), account.uuidString
+                )
+            ])
     }
 
     func limitAttempts(number: String?, extra: [(RateLimiter.Limit, String)] = []) async throws {
         let config = application.yona.config
-        var limits = [(RateLimiter.Limit(name: "client", max: config.rateLimitPerClientPerMinute, window: 60),
-                       ClientAddress.of(self, trustedProxies: config.trustedProxies))]
+        var limits = [
+            (
+                RateLimiter.Limit(name: "client", max: config.rateLimitPerClientPerMinute, window: 60),
+                ClientAddress.of(self, trustedProxies: config.trustedProxies)
+            )
+        ]
         if let number {
             limits.append((RateLimiter.Limit(name: "number", max: config.rateLimitPerNumberPerHour, window: 3600), number))
         }

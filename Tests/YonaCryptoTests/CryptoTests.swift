@@ -1,4 +1,5 @@
 import Testing
+
 @testable import YonaCrypto
 
 @Suite struct AEADTests {
@@ -55,8 +56,9 @@ import Testing
             // compare with the same seal under the reference key.
             let expected = try SymmetricKey(bytes: v.key.hexBytes)
             let nonce = [UInt8](repeating: 7, count: AEAD.nonceLength)
-            #expect(AEAD.seal([1, 2, 3], key: key, nonce: nonce, associatedData: [])
-                == AEAD.seal([1, 2, 3], key: expected, nonce: nonce, associatedData: []))
+            #expect(
+                AEAD.seal([1, 2, 3], key: key, nonce: nonce, associatedData: [])
+                    == AEAD.seal([1, 2, 3], key: expected, nonce: nonce, associatedData: []))
         }
     }
 

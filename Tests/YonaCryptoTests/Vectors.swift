@@ -2,9 +2,18 @@ import Foundation
 
 /// Known-answer vectors made by scripts/fixtures/make_crypto_vectors.py with independent implementations.
 struct Vectors: Decodable {
-    struct Argon2id: Decodable { let password, salt: String; let opslimit: UInt64; let memlimitBytes: Int; let key: String }
+    struct Argon2id: Decodable {
+        let password, salt: String
+        let opslimit: UInt64
+        let memlimitBytes: Int
+        let key: String
+    }
     struct XChaCha: Decodable { let key, nonce, ad, plaintext, ciphertext: String }
-    struct Blake2b: Decodable { let key, message: String; let outputLength: Int; let digest: String }
+    struct Blake2b: Decodable {
+        let key, message: String
+        let outputLength: Int
+        let digest: String
+    }
     struct Sealed: Decodable { let secretKey, publicKey, plaintext, sealed: String }
 
     let argon2id: [Argon2id]

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 import YonaCrypto
+
 @testable import YonaServer
 
 /// api.md "Admin API": system announcements with translations and an expiry, fanned out through the outbox.
@@ -58,7 +59,8 @@ import YonaCrypto
             // check: gone from every inbox at once, and purged from the database
             #expect(try await Self.systemMessages(server, phoneUser).isEmpty)
             #expect(try await Self.systemMessages(server, late).isEmpty)
-            let single = try await server.request(.GET, "\(phoneUser.path)/messages/\(english["messageId"] as? Int ?? 0)", headers: phoneUser.passwordHeader)
+            let single = try await server.request(
+                .GET, "\(phoneUser.path)/messages/\(english["messageId"] as? Int ?? 0)", headers: phoneUser.passwordHeader)
             #expect(single.errorCode == "error.message.not.found")
             try await AnnouncementService(db: server.app.db).purgeExpired()
             #expect(try await Message.query(on: server.app.db).filter(\.$announcementID != nil).count() == 0)
@@ -91,8 +93,10 @@ import YonaCrypto
                 ("no translations", [:], TestServer.bearer, 400, "error.request.missing.property"),
                 ("no en-US", ["translations": ["nl-NL": "Hallo"]], TestServer.bearer, 400, "error.request.missing.property"),
                 ("unknown locale", ["translations": ["en-US": "Hi", "xx-YY": "?"]], TestServer.bearer, 400, "error.request.invalid.parameter"),
-                ("expired already", ["translations": Self.texts, "expiresAt": YonaDateFormat.timestamp(Date().addingTimeInterval(-60))],
-                 TestServer.bearer, 400, "error.request.invalid.parameter"),
+                (
+                    "expired already", ["translations": Self.texts, "expiresAt": YonaDateFormat.timestamp(Date().addingTimeInterval(-60))],
+                    TestServer.bearer, 400, "error.request.invalid.parameter"
+                ),
                 ("bad date", ["translations": Self.texts, "expiresAt": "tomorrow"], TestServer.bearer, 400, "error.request.invalid.json"),
                 ("extra property", ["translations": Self.texts, "priority": 1], TestServer.bearer, 400, "error.request.extra.property"),
             ]
@@ -118,8 +122,10 @@ import YonaCrypto
                 let id = UUID()
                 users.append(UserAnonymized(id: id, anonymousInboxPublicKey: Data(BoxKeyPair.generate().publicKey)))
                 if index % 10 == 0 {
-                    devices.append(DeviceAnonymized(id: UUID(), userAnonymizedID: id, deviceIndex: 0, operatingSystem: "ANDROID",
-                                                    appVersion: "1.0", appVersionCode: 1, firebaseInstanceID: "fiid-bulk-\(index)"))
+                    devices.append(
+                        DeviceAnonymized(
+                            id: UUID(), userAnonymizedID: id, deviceIndex: 0, operatingSystem: "ANDROID",
+                            appVersion: "1.0", appVersionCode: 1, firebaseInstanceID: "fiid-bulk-\(index)"))
                 }
             }
             for chunk in users.chunked(500) { try await chunk.create(on: server.app.db) }

@@ -1,15 +1,21 @@
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Buddies" and the confidential copy of a goal conflict, with disclosure.
 @Suite struct BuddyTests {
     /// Richard invites Bob; Bob accepts. Returns both, connected.
     static func connect(_ server: some APIDriving, richard: TestUser, bob: TestUser) async throws {
-        let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-            "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@example.com"]],
-            "message": "Shall we?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+        let invited = try await server.request(
+            .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+            json: [
+                "_embedded": [
+                    "yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@example.com"]
+                ],
+                "message": "Shall we?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+            ])
         try #require(invited.status == 201, "invite: \(invited.text)")
         let request = try #require(try await server.messages(bob).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
         let accept = try #require(value(request, "_links", "yona:accept", "href") as? String)
@@ -18,8 +24,10 @@ import Testing
     }
 
     static func phone(_ fiid: String) -> [String: Any] {
-        ["deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
-         "deviceFirebaseInstanceId": fiid]
+        [
+            "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+            "deviceFirebaseInstanceId": fiid,
+        ]
     }
 
     @Test(arguments: TestDatabase.available)
@@ -29,9 +37,14 @@ import Testing
             let richard = try await server.createUser(nickname: "Dad")
             let bob = try await server.createUser(nickname: "Bobby")
             // act: invite
-            let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "b@example.com"]],
-                "message": "Shall we?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            let invited = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "b@example.com"]
+                    ],
+                    "message": "Shall we?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
             // check: the requester's buddy, still requested, embeds the user
             #expect(invited.status == 201, "\(invited.text)")
             #expect(invited.json["sendingStatus"] as? String == "REQUESTED")
@@ -88,8 +101,9 @@ import Testing
             try await PendingPush.query(on: server.app.db).delete()
 
             // act: Bob visits a poker site
-            let posted = try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"],
-                                                              url: "https://poker.example/bob", at: Date().addingTimeInterval(-120))
+            let posted = try await server.postNetworkActivity(
+                ua, deviceIndex: index, categories: ["gambling"],
+                url: "https://poker.example/bob", at: Date().addingTimeInterval(-120))
             #expect(posted.status == 204)
             // one push queued per recipient device (before anyone's next call moves other messages in)
             #expect(try await PendingPush.query(on: server.app.db).count() == 2)
@@ -136,14 +150,18 @@ import Testing
             try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
             let (ua, _) = try await server.vpnLogin(bob)
             // Richard removes Bob
-            let buddyHref = try #require(value(try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader).json,
-                                               "_embedded", "yona:buddies", 0, "_links", "self", "href") as? String)
+            let buddyHref = try #require(
+                value(
+                    try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader).json,
+                    "_embedded", "yona:buddies", 0, "_links", "self", "href") as? String)
             #expect(try await server.request(.DELETE, buddyHref, headers: richard.passwordHeader).status == 204)
             #expect(try await server.request(.GET, buddyHref, headers: richard.passwordHeader).errorCode == "error.buddy.not.found")
             let disconnect = try #require(try await server.messages(bob).first)
             #expect(disconnect["@type"] as? String == "BuddyDisconnectMessage")
             #expect(disconnect["reason"] as? String == "USER_REMOVED_BUDDY")
-            #expect((value(try await server.request(.GET, "\(bob.path)/buddies/", headers: bob.passwordHeader).json, "_embedded", "yona:buddies") as? [Any])?.isEmpty == true)
+            #expect(
+                (value(try await server.request(.GET, "\(bob.path)/buddies/", headers: bob.passwordHeader).json, "_embedded", "yona:buddies")
+                    as? [Any])?.isEmpty == true)
             // a new conflict reaches Bob only
             try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://poker.example/after")
             #expect(try await server.messages(richard).allSatisfy { $0["@type"] as? String != "GoalConflictMessage" })
@@ -177,7 +195,8 @@ import Testing
             // a new Instance ID: nothing; a new name: announced
             let (deviceID, _) = try await DevicesTests.firstDevice(server, bob)
             let devicePath = "\(bob.path)/devices/\(deviceID)"
-            _ = try await server.request(.PUT, devicePath, headers: bob.passwordHeader, json: ["name": "First device", "firebaseInstanceId": "fiid-new"])
+            _ = try await server.request(
+                .PUT, devicePath, headers: bob.passwordHeader, json: ["name": "First device", "firebaseInstanceId": "fiid-new"])
             #expect(try await server.messages(richard).count == before + 1)
             _ = try await server.request(.PUT, devicePath, headers: bob.passwordHeader, json: ["name": "Bob's phone"])
             let rename = try #require(try await server.messages(richard).first)
@@ -217,7 +236,9 @@ import Testing
             #expect(deleted.status == 204, "\(deleted.text)")
             // check: the view follows, and each change was also a message
             #expect(try await deviceNames(of: bob, seenBy: richard) == ["Tablet"])
-            let changes = try await server.messages(richard).filter { $0["@type"] as? String == "BuddyDeviceChangeMessage" }.compactMap { $0["change"] as? String }
+            let changes = try await server.messages(richard).filter { $0["@type"] as? String == "BuddyDeviceChangeMessage" }.compactMap {
+                $0["change"] as? String
+            }
             #expect(changes == ["DEVICE_DELETED", "DEVICE_ADDED", "DEVICE_RENAMED"])
         }
     }
@@ -229,8 +250,10 @@ import Testing
             let bob = try await server.createUser()
             try await Self.connect(server, richard: richard, bob: bob)
             func invite(_ number: String, sending: String = "REQUESTED") -> [String: Any] {
-                ["_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": number, "emailAddress": "buddy@example.com"]],
-                 "message": "hi", "sendingStatus": sending, "receivingStatus": "REQUESTED"]
+                [
+                    "_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": number, "emailAddress": "buddy@example.com"]],
+                    "message": "hi", "sendingStatus": sending, "receivingStatus": "REQUESTED",
+                ]
             }
             func with(_ key: String, _ newValue: Any?) -> [String: Any] {
                 var body = invite(randomMobileNumber())
@@ -252,8 +275,10 @@ import Testing
                 ("no e-mail address", without("emailAddress"), 400, "error.user.email.address"),
                 ("bad e-mail address", with("emailAddress", "a@b@c.c"), 400, "error.user.email.address.invalid"),
                 // issue 13, attack 4: an invitee's name is texted; it cannot be a message or a URL
-                ("a long text as a name", with("firstName", "Visit https://evil.example now " + String(repeating: "x", count: 60_000)), 400,
-                 "error.user.name.invalid"),
+                (
+                    "a long text as a name", with("firstName", "Visit https://evil.example now " + String(repeating: "x", count: 60_000)), 400,
+                    "error.user.name.invalid"
+                ),
             ]
             for (name, body, status, code) in cases {
                 let response = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: body)

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// operations.md "Executable": the operator's commands, run as the real executable.
@@ -23,9 +24,11 @@ import Testing
 
     @Test func pushTestSendsOneContentFreePushAndPrintsTheAnswer() async throws {
         let emulator = try await FCMEmulator.start()
-        let environment = ["YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(), "YONA_FCM_ENDPOINT": emulator.baseURL,
-                           "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
-                           "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite"]
+        let environment = [
+            "YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(), "YONA_FCM_ENDPOINT": emulator.baseURL,
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+            "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite",
+        ]
         let (ok, okOutput) = try Self.run(["push-test", "--instance-id", "ok-cli"], environment: environment)
         #expect(ok == 0, "\(okOutput)")
         #expect(okOutput.contains("provider: fcm"))
@@ -43,18 +46,25 @@ import Testing
             let user = try await server.createUser()
             try await server.addNoGoGoal(user, category: GoalsTests.gambling)
             let (ua, index) = try await server.vpnLogin(user)
-            let environment = ["YONA_DATABASE_URL": "sqlite://\(server.databaseLocation)", "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
-                               "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false"]
+            let environment = [
+                "YONA_DATABASE_URL": "sqlite://\(server.databaseLocation)", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+                "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+                "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false",
+            ]
             // act
-            let (status, output) = try Self.run(["simulate", "conflict", "--vpn-login-id", "\(ua)$\(index)", "--category", "gambling",
-                                                 "--url", "https://poker.example/demo"], environment: environment)
+            let (status, output) = try Self.run(
+                [
+                    "simulate", "conflict", "--vpn-login-id", "\(ua)$\(index)", "--category", "gambling",
+                    "--url", "https://poker.example/demo",
+                ], environment: environment)
             // check
             #expect(status == 0, "\(output)")
             #expect(output.contains("goal-conflict messages raised: 1"))
             let messages = try await server.messages(user)
             #expect(messages.first?["url"] as? String == "https://poker.example/demo")
-            let (bad, badOutput) = try Self.run(["simulate", "conflict", "--vpn-login-id", "nonsense", "--category", "gambling"],
-                                                environment: environment)
+            let (bad, badOutput) = try Self.run(
+                ["simulate", "conflict", "--vpn-login-id", "nonsense", "--category", "gambling"],
+                environment: environment)
             #expect(bad != 0)
             #expect(badOutput.contains("--vpn-login-id must look like"))
         }
@@ -63,12 +73,15 @@ import Testing
     @Test func badConfigurationStopsWithOneLineNamingTheVariable() throws {
         let (status, output) = try Self.run(["serve"], environment: ["YONA_PORT": "eighty"])
         #expect(status != 0)
-        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "configuration error: YONA_PORT must be a port number 1-65535, got 'eighty'")
+        #expect(
+            output.trimmingCharacters(in: .whitespacesAndNewlines) == "configuration error: YONA_PORT must be a port number 1-65535, got 'eighty'")
     }
 
     static func environment(database: String) -> [String: String] {
-        ["YONA_DATABASE_URL": "sqlite://\(database)", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
-         "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false"]
+        [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+            "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false",
+        ]
     }
 
     static func temporaryDatabase() -> String {
@@ -84,19 +97,23 @@ import Testing
             #expect(overview.contains(command), "\(command) is missing from --help")
         }
         // each command explains itself
-        for (command, expected) in [("migrate", "Applies pending database migrations"), ("push-test", "--instance-id"),
-                                    ("simulate", "--vpn-login-id"), ("categories", "<action> <file>"), ("workers", "without the HTTP server")] {
+        for (command, expected) in [
+            ("migrate", "Applies pending database migrations"), ("push-test", "--instance-id"),
+            ("simulate", "--vpn-login-id"), ("categories", "<action> <file>"), ("workers", "without the HTTP server"),
+        ] {
             let (helpStatus, help) = try Self.run([command, "--help"], environment: environment)
             #expect(helpStatus == 0, "\(command): \(help)")
             #expect(help.contains(expected), "\(command): \(help)")
         }
         // mistakes: one line on stderr, status 2
-        for (arguments, expected) in [(["nosuch"], "error: Unexpected argument 'nosuch'"),
-                                      (["categories"], "error: Missing expected argument '<action>'"),
-                                      (["categories", "export", "x.json"], "error: categories knows only 'import'"),
-                                      (["categories", "import", "/nonexistent/categories.json"], "error: cannot read /nonexistent/categories.json"),
-                                      (["push-test"], "error: push-test needs --instance-id"),
-                                      (["serve", "--no-workers", "--workers-only"], "error: --no-workers and --workers-only exclude each other")] {
+        for (arguments, expected) in [
+            (["nosuch"], "error: Unexpected argument 'nosuch'"),
+            (["categories"], "error: Missing expected argument '<action>'"),
+            (["categories", "export", "x.json"], "error: categories knows only 'import'"),
+            (["categories", "import", "/nonexistent/categories.json"], "error: cannot read /nonexistent/categories.json"),
+            (["push-test"], "error: push-test needs --instance-id"),
+            (["serve", "--no-workers", "--workers-only"], "error: --no-workers and --workers-only exclude each other"),
+        ] {
             let (mistake, output) = try Self.run(arguments, environment: environment)
             #expect(mistake == 2, "\(arguments): \(output)")
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(expected), "\(arguments): \(output)")
@@ -119,8 +136,9 @@ import Testing
         }
         // a migration writes its database and nothing else: no secret is generated for a one-off command
         let database = directory.appendingPathComponent("db/yona.sqlite").path
-        let (status, output) = try Self.run(["migrate"], environment: bare.merging(["YONA_DATABASE_URL": "sqlite://\(database)"]) { $1 },
-                                            in: directory)
+        let (status, output) = try Self.run(
+            ["migrate"], environment: bare.merging(["YONA_DATABASE_URL": "sqlite://\(database)"]) { $1 },
+            in: directory)
         #expect(status == 0, "\(output)")
         let written = try FileManager.default.subpathsOfDirectory(atPath: directory.path)
         #expect(!written.contains { $0.hasSuffix("internal-token") || $0.hasSuffix("recovery-key") }, "\(written)")
@@ -144,14 +162,17 @@ import Testing
             let gambling = GoalsTests.gambling
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("categories-\(UUID().uuidString).json")
             defer { try? FileManager.default.removeItem(at: file) }
-            try Data("""
+            try Data(
+                """
                 [{"id": "\(gambling)", "localizableName": {"en-US": "Gambling", "nl-NL": "Kansspelen"},
                   "smoothwallCategories": ["gambling", "lotto"], "applications": ["Poker App"]},
                  {"localizableName": {"en-US": "Gaming", "nl-NL": "Gamen"}, "localizableDescription": {"en-US": "Games"},
                   "smoothwallCategories": ["Games"], "mandatoryNoGo": false}]
-                """.utf8).write(to: file)
+                """.utf8
+            ).write(to: file)
             // act
-            let (status, output) = try Self.run(["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
+            let (status, output) = try Self.run(
+                ["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
             // check
             #expect(status == 0, "\(output)")
             #expect(output.contains("categories imported: 1 created, 1 updated"))
@@ -162,8 +183,12 @@ import Testing
             #expect(names.contains("Gaming"))
             // a bad entry stops the whole import, naming it
             let count = try await ActivityCategory.query(on: server.app.db).count()
-            try Data(#"[{"localizableName": {"en-US": "Chess"}, "smoothwallCategories": ["chess"]}, {"localizableName": {"nl-NL": "Zonder Engels"}, "smoothwallCategories": []}]"#.utf8).write(to: file)
-            let (bad, badOutput) = try Self.run(["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
+            try Data(
+                #"[{"localizableName": {"en-US": "Chess"}, "smoothwallCategories": ["chess"]}, {"localizableName": {"nl-NL": "Zonder Engels"}, "smoothwallCategories": []}]"#
+                    .utf8
+            ).write(to: file)
+            let (bad, badOutput) = try Self.run(
+                ["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
             #expect(bad == 2)
             #expect(badOutput.contains("entry 1 is not a valid category"), "\(badOutput)")
             #expect(try await ActivityCategory.query(on: server.app.db).count() == count)

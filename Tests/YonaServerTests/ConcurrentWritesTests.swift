@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// Writers of every kind at once on one store: the classifier's events, the app renaming its device, new
@@ -22,23 +23,28 @@ import Testing
             let statuses = try await withThrowingTaskGroup(of: (String, Int).self) { group in
                 for visit in 0..<30 {
                     group.addTask {
-                        let response = try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://p.example/\(visit)",
-                                                                            at: start.addingTimeInterval(Double(visit) * 1800))
+                        let response = try await server.postNetworkActivity(
+                            ua, categories: ["gambling"], url: "https://p.example/\(visit)",
+                            at: start.addingTimeInterval(Double(visit) * 1800))
                         return ("visit", response.status)
                     }
                 }
                 for rename in 0..<15 {
                     group.addTask {
-                        let response = try await server.request(.PUT, "\(bob.path)/devices/\(deviceID)", headers: bob.passwordHeader,
-                                                                json: ["name": "Phone \(rename)", "firebaseInstanceId": "fiid-bob-\(rename)"])
+                        let response = try await server.request(
+                            .PUT, "\(bob.path)/devices/\(deviceID)", headers: bob.passwordHeader,
+                            json: ["name": "Phone \(rename)", "firebaseInstanceId": "fiid-bob-\(rename)"])
                         return ("rename", response.status)
                     }
                 }
                 for _ in 0..<10 {
                     group.addTask {
-                        let response = try await server.request(.POST, "/users/", json: [
-                            "firstName": "New", "lastName": "User", "nickname": "nu", "mobileNumber": randomMobileNumber(),
-                            "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1])
+                        let response = try await server.request(
+                            .POST, "/users/",
+                            json: [
+                                "firstName": "New", "lastName": "User", "nickname": "nu", "mobileNumber": randomMobileNumber(),
+                                "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+                            ])
                         return ("create", response.status)
                     }
                 }
@@ -130,9 +136,14 @@ import Testing
             // setup: Richard asks Bob to be his buddy
             let richard = try await server.createUser()
             let bob = try await server.createUser()
-            let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "buddy@example.com"]],
-                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            let invited = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "buddy@example.com"]
+                    ],
+                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
             try #require(invited.status == 201, "\(invited.text)")
             let request = try #require(try await server.messages(bob).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
             let accept = try #require(value(request, "_links", "yona:accept", "href") as? String)
@@ -154,7 +165,8 @@ import Testing
             // and a disclosure request tapped twice reaches Bob once
             try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
             let login = try await server.vpnLogin(bob)
-            try #require(try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: "https://p.example").status == 204)
+            try #require(
+                try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: "https://p.example").status == 204)
             let copy = try #require(try await server.messages(richard).first { $0["@type"] as? String == "GoalConflictMessage" })
             let disclose = try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String)
             async let ask1 = server.request(.POST, disclose, headers: richard.passwordHeader, json: ["properties": [:] as [String: Any]])
@@ -173,16 +185,21 @@ import Testing
         try await withServer(db) { server in
             // setup
             let user = try await server.createUser(extra: BuddyTests.phone("fiid-first"))
-            let set = try await server.request(.PUT, NewDeviceRequestTests.requestPath(user.mobileNumber), headers: user.passwordHeader,
-                                               json: ["newDeviceRequestPassword": "Add-four"])
+            let set = try await server.request(
+                .PUT, NewDeviceRequestTests.requestPath(user.mobileNumber), headers: user.passwordHeader,
+                json: ["newDeviceRequestPassword": "Add-four"])
             try #require(set.status == 204, "\(set.text)")
 
             // act: four registrations at once
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for tablet in 0..<4 {
                     group.addTask {
-                        try await server.request(.POST, "\(user.path)/devices/", headers: [("Yona-NewDeviceRequestPassword", "Add-four")], json: [
-                            "name": "Tablet \(tablet)", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1]).status
+                        try await server.request(
+                            .POST, "\(user.path)/devices/", headers: [("Yona-NewDeviceRequestPassword", "Add-four")],
+                            json: [
+                                "name": "Tablet \(tablet)", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1,
+                            ]
+                        ).status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }

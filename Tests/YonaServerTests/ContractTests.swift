@@ -1,6 +1,7 @@
 import Foundation
 import SQLiteNIO
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Conventions" and the request-level rows of "Errors": bad input is a 4xx with a body, never a 500.
@@ -14,7 +15,10 @@ import Testing
                 ("empty body", Data(), "application/json", 400, "error.user.firstname"),
                 ("not JSON media type", Data("firstName=a".utf8), "application/x-www-form-urlencoded", 415, "error.request.unsupported.media.type"),
                 ("no media type", Data("{}".utf8), nil, 415, "error.request.unsupported.media.type"),
-                ("too large", Data(("{\"firstName\":\"" + String(repeating: "a", count: 70_000) + "\"}").utf8), "application/json", 413, "error.request.too.large"),
+                (
+                    "too large", Data(("{\"firstName\":\"" + String(repeating: "a", count: 70_000) + "\"}").utf8), "application/json", 413,
+                    "error.request.too.large"
+                ),
             ]
             for (name, body, contentType, status, code) in cases {
                 let response = try await server.request(.POST, "/users/", body: body, contentType: contentType)
@@ -52,11 +56,13 @@ import Testing
     @Test func appVersionHeaderIsChecked() async throws {
         try await withServer(.sqlite) { server in
             // Yona's three codes (DeviceTest "Use different app version headers")
-            let cases = [("ANDROID", "error.request.with.invalid.app.version.header"), ("IOS/1/", "error.request.with.invalid.app.version.header"),
-                         ("IOS/1/1.0/extra", "error.request.with.invalid.app.version.header"), ("", "error.request.with.invalid.app.version.header"),
-                         ("WINDOWS/1/1.0", "error.device.unknown.operating.system"),
-                         ("IOS/x/1.0", "error.request.with.invalid.version.code"), ("IOS/-1/1.0", "error.request.with.invalid.version.code"),
-                         ("ANDROID/0/1.0", "error.request.with.invalid.version.code")]
+            let cases = [
+                ("ANDROID", "error.request.with.invalid.app.version.header"), ("IOS/1/", "error.request.with.invalid.app.version.header"),
+                ("IOS/1/1.0/extra", "error.request.with.invalid.app.version.header"), ("", "error.request.with.invalid.app.version.header"),
+                ("WINDOWS/1/1.0", "error.device.unknown.operating.system"),
+                ("IOS/x/1.0", "error.request.with.invalid.version.code"), ("IOS/-1/1.0", "error.request.with.invalid.version.code"),
+                ("ANDROID/0/1.0", "error.request.with.invalid.version.code"),
+            ]
             for (bad, code) in cases {
                 let response = try await server.request(.GET, "/health", headers: [("Yona-App-Version", bad)])
                 #expect(response.status == 400, "\(bad)")
@@ -73,7 +79,8 @@ import Testing
 
     @Test func correlationIDAndLocaleAreOnEveryResponse() async throws {
         try await withServer(.sqlite) { server in
-            let traced = try await server.request(.GET, "/nothing", headers: [("x-b3-traceid", "80f198ee56343ba864fe8b2a57d3eff7"), ("Accept-Language", "nl-NL,en;q=0.5")])
+            let traced = try await server.request(
+                .GET, "/nothing", headers: [("x-b3-traceid", "80f198ee56343ba864fe8b2a57d3eff7"), ("Accept-Language", "nl-NL,en;q=0.5")])
             #expect(traced.headers.first(name: "X-Correlation-Id") == "80f198ee56343ba864fe8b2a57d3eff7")
             #expect(traced.json["correlationId"] as? String == "80f198ee56343ba864fe8b2a57d3eff7")
             #expect(traced.headers.first(name: "Content-Language") == "nl-NL")
@@ -81,7 +88,9 @@ import Testing
             let plain = try await server.request(.GET, "/health", headers: [("Accept-Language", "fr-FR")])
             #expect(plain.headers.first(name: "Content-Language") == "en-US")
             // without one, a random UUID as Yona's (LocalizationTest matches it against a UUID pattern)
-            #expect((plain.headers.first(name: "X-Correlation-Id") ?? "").wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil)
+            #expect(
+                (plain.headers.first(name: "X-Correlation-Id") ?? "").wholeMatch(
+                    of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil)
         }
     }
 

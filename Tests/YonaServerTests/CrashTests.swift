@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// push.md "A crash or restart loses nothing": the real `yona-server` executable is killed with SIGKILL while
@@ -50,7 +51,8 @@ import Testing
         let base = "http://127.0.0.1:\(port)"
         let environment = [
             "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(),
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+            "YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(),
             "YONA_FCM_ENDPOINT": emulator.baseURL, "YONA_PUSH_LEASE_SECONDS": "2", "YONA_LOG_LEVEL": "warning",
             "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
         ]

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import Testing
+
 @testable import YonaServer
 
 /// privacy.md "The split store": a full copy of the database, without passwords, must not tell who anyone
@@ -26,33 +27,47 @@ import Testing
                 let instanceID = "fiid-\(marker)-token"
                 let user = try await server.createUser(
                     firstName: "Zebediah\(marker)", nickname: "Zed\(marker)",
-                    extra: ["lastName": "Quartermain\(marker)", "deviceName": "Phone", "deviceOperatingSystem": "ANDROID",
-                            "deviceAppVersion": "1.0", "deviceAppVersionCode": 7, "deviceFirebaseInstanceId": instanceID])
+                    extra: [
+                        "lastName": "Quartermain\(marker)", "deviceName": "Phone", "deviceOperatingSystem": "ANDROID",
+                        "deviceAppVersion": "1.0", "deviceAppVersionCode": 7, "deviceFirebaseInstanceId": instanceID,
+                    ])
                 let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
-                let vpnLogin = try #require(value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "vpnProfile", "vpnLoginID") as? String)
+                let vpnLogin = try #require(
+                    value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "vpnProfile", "vpnLoginID") as? String)
                 let anonymizedID = try #require(vpnLogin.split(separator: "$").first.map(String.init))
                 created.append(Created(user: user, lastName: "Quartermain\(marker)", instanceID: instanceID, userAnonymizedID: anonymizedID))
                 // a pending new-device request, so its table is part of the dump too
                 let otp = "Ot\(marker)"
-                let set = try await server.request(.PUT, NewDeviceRequestTests.requestPath(user.mobileNumber), headers: user.passwordHeader,
-                                                   json: ["newDeviceRequestPassword": otp])
+                let set = try await server.request(
+                    .PUT, NewDeviceRequestTests.requestPath(user.mobileNumber), headers: user.passwordHeader,
+                    json: ["newDeviceRequestPassword": otp])
                 try #require(set.status == 204)
                 otps.append(otp)
                 // a danger-zone visit, so the dump holds a sealed goal conflict with a distinctive URL
                 try await server.addNoGoGoal(user, category: GoalsTests.gambling)
                 let url = "https://poker-\(marker).example/table"
-                #expect(try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: url,
-                                                             at: Date().addingTimeInterval(-60)).status == 204)
+                #expect(
+                    try await server.postNetworkActivity(
+                        anonymizedID, categories: ["gambling"], url: url,
+                        at: Date().addingTimeInterval(-60)
+                    ).status == 204)
                 #expect(try await server.messages(user).first?["url"] as? String == url)
                 urls.append(url)
             }
 
             // an invited number that has no account yet: the inviter's names for it and the link's temporary password
             let inviteeFirst = "Invitee\(UInt32.random(in: 100_000...999_999))"
-            let invited = try await server.request(.POST, "\(created[0].user.path)/buddies/", headers: created[0].user.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": inviteeFirst, "lastName": "Lastname\(inviteeFirst)", "mobileNumber": randomMobileNumber(),
-                                            "emailAddress": "\(inviteeFirst)@example.com"]],
-                "message": "Buddy note \(inviteeFirst)", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            let invited = try await server.request(
+                .POST, "\(created[0].user.path)/buddies/", headers: created[0].user.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": [
+                            "firstName": inviteeFirst, "lastName": "Lastname\(inviteeFirst)", "mobileNumber": randomMobileNumber(),
+                            "emailAddress": "\(inviteeFirst)@example.com",
+                        ]
+                    ],
+                    "message": "Buddy note \(inviteeFirst)", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
             try #require(invited.status == 201, "\(invited.text)")
             let mail = try await server.request(.GET, "/test/emails/last")
             let mailBody = try #require(mail.json["body"] as? String)
@@ -85,8 +100,10 @@ import Testing
             }
 
             for otp in otps { #expect(dump.range(of: Data(otp.utf8)) == nil, "a one-time password is in the dump") }
-            for secret in [inviteeFirst, "Lastname\(inviteeFirst)", "\(inviteeFirst)@example.com", "Buddy note \(inviteeFirst)", temporaryPassword,
-                           invitedPassword, String(invitedPassword.dropFirst(YonaPassword.wireMarker.count))] {
+            for secret in [
+                inviteeFirst, "Lastname\(inviteeFirst)", "\(inviteeFirst)@example.com", "Buddy note \(inviteeFirst)", temporaryPassword,
+                invitedPassword, String(invitedPassword.dropFirst(YonaPassword.wireMarker.count)),
+            ] {
                 #expect(dump.range(of: Data(secret.utf8)) == nil, "an invitee's name, address, note or temporary password is in the dump")
             }
             for url in urls { #expect(dump.range(of: Data(url.utf8)) == nil, "a visited URL is in the dump") }
@@ -95,7 +112,8 @@ import Testing
             }
 
             // check: the identity side holds no anonymized id and no Instance ID in any encoding
-            let identityRows = try await allCells(of: User.schema, in: server.app.db)
+            let identityRows =
+                try await allCells(of: User.schema, in: server.app.db)
                 + (try await allCells(of: NewDeviceRequest.schema, in: server.app.db))
             #expect(identityRows.count >= 3 * 7 + 3 * 6, "every non-null cell of both identity tables was read")
             for item in created {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Devices": the owner's devices, the Instance ID the app sends, openApp.
@@ -21,11 +22,13 @@ import Testing
             let (deviceID, _) = try await Self.firstDevice(server, user)
             let devicePath = "\(user.path)/devices/\(deviceID)"
             // act: the app sends its Instance ID, then only renames
-            let first = try await server.request(.PUT, devicePath, headers: user.passwordHeader,
-                                                 json: ["name": "Phone", "firebaseInstanceId": "fiid-first"])
+            let first = try await server.request(
+                .PUT, devicePath, headers: user.passwordHeader,
+                json: ["name": "Phone", "firebaseInstanceId": "fiid-first"])
             let renamed = try await server.request(.PUT, devicePath, headers: user.passwordHeader, json: ["name": "My phone"])
-            let refreshed = try await server.request(.PUT, devicePath, headers: user.passwordHeader,
-                                                     json: ["name": "My phone", "firebaseInstanceId": "fiid-second"])
+            let refreshed = try await server.request(
+                .PUT, devicePath, headers: user.passwordHeader,
+                json: ["name": "My phone", "firebaseInstanceId": "fiid-second"])
             // check
             #expect(first.status == 200, "\(first.text)")
             #expect(first.json["firebaseInstanceId"] as? String == "fiid-first")
@@ -48,20 +51,23 @@ import Testing
             let (deviceID, before) = try await Self.firstDevice(server, user)
             #expect(before["operatingSystem"] as? String == "UNKNOWN")
             let openApp = "\(user.path)/devices/\(deviceID)/openApp"
-            let opened = try await server.request(.POST, openApp, headers: user.passwordHeader + [("Yona-App-Version", "IOS/12/1.4")],
-                                                  json: ["operatingSystem": "IOS", "appVersion": "1.4", "appVersionCode": 12])
+            let opened = try await server.request(
+                .POST, openApp, headers: user.passwordHeader + [("Yona-App-Version", "IOS/12/1.4")],
+                json: ["operatingSystem": "IOS", "appVersion": "1.4", "appVersionCode": 12])
             #expect(opened.status == 204, "\(opened.text)")
             let (_, after) = try await Self.firstDevice(server, user)
             #expect(after["operatingSystem"] as? String == "IOS")
             #expect(after["appLastOpenedDate"] as? String == YonaDateFormat.day(Date()))
             let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
             #expect(profile.json["appLastOpenedDate"] as? String == YonaDateFormat.day(Date()))
-            let switched = try await server.request(.POST, openApp, headers: user.passwordHeader,
-                                                    json: ["operatingSystem": "ANDROID", "appVersion": "1.4", "appVersionCode": 12])
+            let switched = try await server.request(
+                .POST, openApp, headers: user.passwordHeader,
+                json: ["operatingSystem": "ANDROID", "appVersion": "1.4", "appVersionCode": 12])
             #expect(switched.status == 400)
             #expect(switched.errorCode == "error.device.cannot.switch.operating.system")
-            let unknownOS = try await server.request(.POST, openApp, headers: user.passwordHeader,
-                                                     json: ["operatingSystem": "UNKNOWN", "appVersion": "1.4", "appVersionCode": 12])
+            let unknownOS = try await server.request(
+                .POST, openApp, headers: user.passwordHeader,
+                json: ["operatingSystem": "UNKNOWN", "appVersion": "1.4", "appVersionCode": 12])
             #expect(unknownOS.errorCode == "error.device.unknown.operating.system")
         }
     }
@@ -90,4 +96,3 @@ import Testing
         }
     }
 }
-

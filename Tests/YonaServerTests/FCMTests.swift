@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// push.md "Firebase Cloud Messaging, HTTP v1": the production client against the local emulator, over real HTTP.
@@ -9,8 +10,11 @@ import Testing
     static func provider(_ emulator: FCMEmulator, timeout: Int64 = 10) async throws -> (FCMPushProvider, FCMAccessTokens) {
         let account = try FCMServiceAccount.load(path: try emulator.serviceAccountFile())
         let tokens = try await FCMAccessTokens(account: account, client: .shared)
-        return (FCMPushProvider(endpoint: emulator.baseURL, projectID: account.projectID, tokens: tokens, client: .shared,
-                                timeout: .seconds(timeout)), tokens)
+        return (
+            FCMPushProvider(
+                endpoint: emulator.baseURL, projectID: account.projectID, tokens: tokens, client: .shared,
+                timeout: .seconds(timeout)), tokens
+        )
     }
 
     static func push(_ token: String, id: Int64 = 42) -> PushMessage {
@@ -35,8 +39,10 @@ import Testing
         }
         // our own payload being wrong is a different row: no retry, the token is kept
         var broken = Self.push("ok-token")
-        broken = PushMessage(message: .init(token: "ok-token", data: ["messageId": "42", "url": "x", "text": "hi"],
-                                            android: broken.message.android, apns: broken.message.apns))
+        broken = PushMessage(
+            message: .init(
+                token: "ok-token", data: ["messageId": "42", "url": "x", "text": "hi"],
+                android: broken.message.android, apns: broken.message.apns))
         #expect(await fcm.send(broken) == .rejected(code: "INVALID_ARGUMENT_PAYLOAD"))
         #expect(emulator.messages(to: "ok-token").count == 1)
         await emulator.stop()
@@ -83,8 +89,9 @@ import Testing
             let now = Date()
             var rows: [String: UUID] = [:]
             for (index, token) in ["unavailable-a", "quota-a", "sender-a", "malformed-a"].enumerated() {
-                let device = DeviceAnonymized(id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index + 1,
-                                              operatingSystem: "IOS", appVersion: "1", appVersionCode: 1, firebaseInstanceID: token)
+                let device = DeviceAnonymized(
+                    id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index + 1,
+                    operatingSystem: "IOS", appVersion: "1", appVersionCode: 1, firebaseInstanceID: token)
                 try await device.create(on: server.app.db)
                 let row = PendingPush(id: UUID(), deviceID: device.id!, messageID: Int64(index + 1), now: now.addingTimeInterval(-1))
                 try await row.create(on: server.app.db)
@@ -106,8 +113,9 @@ import Testing
             // nothing is due before its time; past the maximum age a retry becomes a failure
             #expect(try await server.app.pushDispatcher.drainOnce() == 0)
             var short = server.app.pushDispatcher
-            short = PushDispatcher(db: short.db, provider: short.provider, settings: PushSettings(maxAgeSeconds: 5),
-                                   publicBaseURL: short.publicBaseURL, skipLocked: short.skipLocked, logger: short.logger)
+            short = PushDispatcher(
+                db: short.db, provider: short.provider, settings: PushSettings(maxAgeSeconds: 5),
+                publicBaseURL: short.publicBaseURL, skipLocked: short.skipLocked, logger: short.logger)
             #expect(try await short.drainOnce(now: now.addingTimeInterval(20)) == 1)
             #expect(try await row("unavailable-a").state == "failed")
         }
@@ -128,8 +136,9 @@ import Testing
             let drain = Task { try await server.app.pushDispatcher.drainOnce() }
             for _ in 0..<200 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(50)) }
             #expect(emulator.hungRequests == 1)
-            _ = try await server.request(.PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
-                                         json: ["name": "Phone", "firebaseInstanceId": "ok-new"])
+            _ = try await server.request(
+                .PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
+                json: ["name": "Phone", "firebaseInstanceId": "ok-new"])
             emulator.setHanging(false)
             #expect(try await drain.value == 1)
             // the old token's UNREGISTERED did not wipe the new one
@@ -193,10 +202,12 @@ import Testing
             }
             // a dead token is cleared on its device (and only there)
             let (deviceID, _) = try await DevicesTests.firstDevice(server, richard)
-            _ = try await server.request(.PUT, "\(richard.path)/devices/\(deviceID)", headers: richard.passwordHeader,
-                                         json: ["name": "Phone", "firebaseInstanceId": "unregistered-richard"])
-            try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/again",
-                                                 at: Date().addingTimeInterval(-7200))
+            _ = try await server.request(
+                .PUT, "\(richard.path)/devices/\(deviceID)", headers: richard.passwordHeader,
+                json: ["name": "Phone", "firebaseInstanceId": "unregistered-richard"])
+            try await server.postNetworkActivity(
+                ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/again",
+                at: Date().addingTimeInterval(-7200))
             try await PushTests.drained(server)
             let (_, device) = try await DevicesTests.firstDevice(server, richard)
             #expect(device["firebaseInstanceId"] == nil, "the dead token was cleared")

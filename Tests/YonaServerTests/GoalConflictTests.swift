@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// api.md "The analyzer API" and "Messages": a visit to a danger zone raises a goal conflict.
@@ -12,16 +13,20 @@ import Testing
     func aVisitToADangerZoneRemindsTheUserWithTheURL(db: TestDatabase) async throws {
         try await withServer(db) { server in
             // setup: a young user with a danger zone on gambling and a phone with an Instance ID
-            let user = try await server.createUser(nickname: "Robin", extra: [
-                "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0",
-                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-robin"])
+            let user = try await server.createUser(
+                nickname: "Robin",
+                extra: [
+                    "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0",
+                    "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-robin",
+                ])
             try await server.addNoGoGoal(user, category: Self.gambling)
             let (ua, index) = try await server.vpnLogin(user)
             let visit = Date().addingTimeInterval(-3600)
 
             // act: the classifier reports a poker site
-            let posted = try await server.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"],
-                                                              url: "https://poker.example/table/7", at: visit)
+            let posted = try await server.postNetworkActivity(
+                ua, deviceIndex: index, categories: ["gambling"],
+                url: "https://poker.example/table/7", at: visit)
 
             // check
             #expect(posted.status == 204, "\(posted.text)")
@@ -67,7 +72,8 @@ import Testing
             try await server.postNetworkActivity(ua, categories: ["News"], url: "https://c.example", at: t0.addingTimeInterval(60))
             #expect(try await server.messages(user).count == 1)
             // 20 minutes after the end: a new conflict; then a late event in between merges (out of order)
-            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://d.example", at: t0.addingTimeInterval(60 + 60 + 20 * 60))
+            try await server.postNetworkActivity(
+                ua, categories: ["news/media"], url: "https://d.example", at: t0.addingTimeInterval(60 + 60 + 20 * 60))
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "https://e.example", at: t0.addingTimeInterval(10 * 60))
             let messages = try await server.messages(user)
             #expect(messages.map { $0["url"] as? String } == ["https://d.example", "https://b.example"])
@@ -83,12 +89,21 @@ import Testing
             // the phone's clock runs an hour behind
             let phoneNow = Date().addingTimeInterval(-3600)
             let start = phoneNow.addingTimeInterval(-600)
-            let posted = try await server.request(.POST, "\(user.path)/devices/\(deviceID)/appActivity/", headers: user.passwordHeader, json: [
-                "deviceDateTime": YonaDateFormat.timestamp(phoneNow),
-                "activities": [["application": "Poker App", "startTime": YonaDateFormat.timestamp(start),
-                                "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(300))],
-                               ["application": "Calculator", "startTime": YonaDateFormat.timestamp(start),
-                                "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(300))]]])
+            let posted = try await server.request(
+                .POST, "\(user.path)/devices/\(deviceID)/appActivity/", headers: user.passwordHeader,
+                json: [
+                    "deviceDateTime": YonaDateFormat.timestamp(phoneNow),
+                    "activities": [
+                        [
+                            "application": "Poker App", "startTime": YonaDateFormat.timestamp(start),
+                            "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(300)),
+                        ],
+                        [
+                            "application": "Calculator", "startTime": YonaDateFormat.timestamp(start),
+                            "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(300)),
+                        ],
+                    ],
+                ])
             #expect(posted.status == 204, "\(posted.text)")
             let messages = try await server.messages(user)
             #expect(messages.count == 1)
@@ -96,7 +111,8 @@ import Testing
             #expect(conflict["nickname"] as? String == "Robin (me)")
             let reported = try #require((conflict["activityStartTime"] as? String).flatMap(YonaDateFormat.parseTimestamp))
             #expect(abs(reported.timeIntervalSince(start.addingTimeInterval(3600))) < 5, "corrected by the phone's offset")
-            let noPassword = try await server.request(.POST, "\(user.path)/devices/\(deviceID)/appActivity/", json: ["deviceDateTime": "x", "activities": []])
+            let noPassword = try await server.request(
+                .POST, "\(user.path)/devices/\(deviceID)/appActivity/", json: ["deviceDateTime": "x", "activities": []])
             #expect(noPassword.errorCode == "error.missing.password.header")
         }
     }
@@ -115,17 +131,20 @@ import Testing
             let unknownDevice = try await server.postNetworkActivity(ua, deviceIndex: 7, categories: ["gambling"], url: "https://x.example")
             #expect(unknownDevice.status == 404)
             #expect(unknownDevice.errorCode == "error.device.not.found.id")
-            let future = try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://x.example", at: Date().addingTimeInterval(60))
+            let future = try await server.postNetworkActivity(
+                ua, categories: ["gambling"], url: "https://x.example", at: Date().addingTimeInterval(60))
             #expect(future.errorCode == "error.analysis.invalid.event.time")
-            let malformed = try await server.request(.POST, "/userAnonymized/nope/networkActivity/", headers: TestServer.bearer,
-                                                     json: ["deviceIndex": 0, "categories": ["gambling"]])
+            let malformed = try await server.request(
+                .POST, "/userAnonymized/nope/networkActivity/", headers: TestServer.bearer,
+                json: ["deviceIndex": 0, "categories": ["gambling"]])
             #expect(malformed.errorCode == "error.invalid.uuid")
             #expect(try await server.messages(user).isEmpty)
             // the same key twice, even hours apart, is one event
             let long = "https://poker.example/" + String(repeating: "p", count: 3000)
             for hoursAgo in [5.0, 2.0] {
-                let posted = try await server.postNetworkActivity(ua, categories: ["gambling"], url: long,
-                                                                  at: Date().addingTimeInterval(-hoursAgo * 3600), idempotencyKey: "evt-1")
+                let posted = try await server.postNetworkActivity(
+                    ua, categories: ["gambling"], url: long,
+                    at: Date().addingTimeInterval(-hoursAgo * 3600), idempotencyKey: "evt-1")
                 #expect(posted.status == 204)
             }
             let messages = try await server.messages(user)
@@ -149,14 +168,18 @@ import Testing
             try await server.addNoGoGoal(user, category: Self.gambling)
             let (ua, _) = try await server.vpnLogin(user)
             for hoursAgo in [3.0, 2.0, 1.0] {
-                try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://h\(Int(hoursAgo)).example",
-                                                     at: Date().addingTimeInterval(-hoursAgo * 3600))
+                try await server.postNetworkActivity(
+                    ua, categories: ["gambling"], url: "https://h\(Int(hoursAgo)).example",
+                    at: Date().addingTimeInterval(-hoursAgo * 3600))
             }
             // paging: newest first, with links
             let first = try await server.request(.GET, "\(user.path)/messages/?page=0&size=2", headers: user.passwordHeader)
             #expect(value(first.json, "page", "totalElements") as? Int == 3)
             #expect(value(first.json, "page", "totalPages") as? Int == 2)
-            #expect((value(first.json, "_embedded", "yona:messages") as? [[String: Any]])?.map { $0["url"] as? String } == ["https://h1.example", "https://h2.example"])
+            #expect(
+                (value(first.json, "_embedded", "yona:messages") as? [[String: Any]])?.map { $0["url"] as? String } == [
+                    "https://h1.example", "https://h2.example",
+                ])
             #expect(value(first.json, "_links", "next") != nil)
             #expect(value(first.json, "_links", "prev") == nil)
             let second = try await server.request(.GET, "\(user.path)/messages/?page=1&size=2", headers: user.passwordHeader)
@@ -166,12 +189,14 @@ import Testing
             #expect(badPaging.errorCode == "error.request.invalid.parameter")
             // mark read, unread filter, unsupported action, delete
             let newest = try #require(try await server.messages(user).first?["messageId"] as? Int)
-            let read = try await server.request(.POST, "\(user.path)/messages/\(newest)/markRead", headers: user.passwordHeader, json: ["properties": [:]])
+            let read = try await server.request(
+                .POST, "\(user.path)/messages/\(newest)/markRead", headers: user.passwordHeader, json: ["properties": [:]])
             #expect(read.status == 200)
             #expect(value(read.json, "properties", "status") as? String == "done")
             #expect(value(read.json, "_embedded", "yona:affectedMessages", 0, "isRead") as? Bool == true)
             #expect(try await server.messages(user, query: "?onlyUnreadMessages=true").count == 2)
-            let unsupported = try await server.request(.POST, "\(user.path)/messages/\(newest)/explode", headers: user.passwordHeader, json: ["properties": [:]])
+            let unsupported = try await server.request(
+                .POST, "\(user.path)/messages/\(newest)/explode", headers: user.passwordHeader, json: ["properties": [:]])
             #expect(unsupported.errorCode == "error.message.action.not.supported")
             let deleted = try await server.request(.DELETE, "\(user.path)/messages/\(newest)", headers: user.passwordHeader)
             #expect(deleted.status == 200)
@@ -198,15 +223,18 @@ import Testing
             let second = db == .postgres ? try await TestServer.start(.postgres, sharingDatabaseOf: first) : first
             let user = try await first.createUser(extra: [
                 "deviceName": "Phone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.0",
-                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-parallel"])
+                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-parallel",
+            ])
             try await first.addNoGoGoal(user, category: Self.gambling, since: Date().addingTimeInterval(-86_400))
             let (ua, _) = try await first.vpnLogin(user)
             let t0 = Date().addingTimeInterval(-20 * 3600)
-            let events = (0..<10).flatMap { visit in (0..<5).map { repeat_ in t0.addingTimeInterval(Double(visit) * 1800 + Double(repeat_) * 60) } }
+            let events = (0..<10).flatMap { visit in (0..<5).map { again in t0.addingTimeInterval(Double(visit) * 1800 + Double(again) * 60) } }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for (index, time) in events.shuffled().enumerated() {
                     let server = index % 2 == 0 ? first : second
-                    group.addTask { try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://p.example/\(index)", at: time).status }
+                    group.addTask {
+                        try await server.postNetworkActivity(ua, categories: ["gambling"], url: "https://p.example/\(index)", at: time).status
+                    }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Activity categories and goals".
@@ -51,8 +52,11 @@ import Testing
             let href = try #require(value(mandatory, "_links", "self", "href") as? String)
             let removed = try await server.request(.DELETE, href, headers: user.passwordHeader)
             #expect(removed.errorCode == "error.goal.cannot.remove.mandatory")
-            let relaxed = try await server.request(.PUT, href, headers: user.passwordHeader, json: [
-                "@type": "BudgetGoal", "maxDurationMinutes": 60, "_links": Self.categoryLink(server, Self.gambling)])
+            let relaxed = try await server.request(
+                .PUT, href, headers: user.passwordHeader,
+                json: [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 60, "_links": Self.categoryLink(server, Self.gambling),
+                ])
             #expect(relaxed.errorCode == "error.goal.cannot.remove.mandatory")
             let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
             #expect((value(profile.json, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [Any])?.count == 1)
@@ -66,8 +70,11 @@ import Testing
             let user = try await server.createUser()
             // act: a no-go goal on social media and a time-zone goal on news
             let noGo = try await server.request(.POST, "\(user.path)/goals/", headers: user.passwordHeader, json: Self.noGo(server, Self.social))
-            let zones = try await server.request(.POST, "\(user.path)/goals/", headers: user.passwordHeader, json: [
-                "@type": "TimeZoneGoal", "zones": ["08:00-12:00", "20:00-24:00"], "_links": Self.categoryLink(server, Self.news)])
+            let zones = try await server.request(
+                .POST, "\(user.path)/goals/", headers: user.passwordHeader,
+                json: [
+                    "@type": "TimeZoneGoal", "zones": ["08:00-12:00", "20:00-24:00"], "_links": Self.categoryLink(server, Self.news),
+                ])
             // check
             #expect(noGo.status == 201, "\(noGo.text)")
             #expect(noGo.json["maxDurationMinutes"] as? Int == 0)
@@ -77,8 +84,11 @@ import Testing
             #expect(zones.json["maxDurationMinutes"] == nil)
             // change the budget, then remove it
             let href = try #require(value(noGo.json, "_links", "self", "href") as? String)
-            let changed = try await server.request(.PUT, href, headers: user.passwordHeader, json: [
-                "@type": "BudgetGoal", "maxDurationMinutes": 30, "_links": Self.categoryLink(server, Self.social)])
+            let changed = try await server.request(
+                .PUT, href, headers: user.passwordHeader,
+                json: [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 30, "_links": Self.categoryLink(server, Self.social),
+                ])
             #expect(changed.json["maxDurationMinutes"] as? Int == 30)
             #expect(try await server.request(.DELETE, href, headers: user.passwordHeader).status == 204)
             let all = try await server.request(.GET, "\(user.path)/goals/", headers: user.passwordHeader)
@@ -95,10 +105,14 @@ import Testing
                 ("second goal", Self.noGo(server, Self.gambling), 400, "error.goal.cannot.add.second.on.activity.category"),
                 ("unknown category", Self.noGo(server, UUID().uuidString), 404, "error.activitycategory.not.found"),
                 ("no category", ["@type": "BudgetGoal", "maxDurationMinutes": 0], 400, "error.request.missing.property"),
-                ("negative budget", ["@type": "BudgetGoal", "maxDurationMinutes": -1, "_links": Self.categoryLink(server, Self.news)], 400,
-                 "error.goal.budget.invalid.max.duration.cannot.be.negative"),
-                ("bad zone", ["@type": "TimeZoneGoal", "zones": ["12:00-08:00"], "_links": Self.categoryLink(server, Self.news)], 400,
-                 "error.goal.time.zone.to.not.beyond.from"),
+                (
+                    "negative budget", ["@type": "BudgetGoal", "maxDurationMinutes": -1, "_links": Self.categoryLink(server, Self.news)], 400,
+                    "error.goal.budget.invalid.max.duration.cannot.be.negative"
+                ),
+                (
+                    "bad zone", ["@type": "TimeZoneGoal", "zones": ["12:00-08:00"], "_links": Self.categoryLink(server, Self.news)], 400,
+                    "error.goal.time.zone.to.not.beyond.from"
+                ),
                 ("unknown type", ["@type": "MagicGoal", "_links": Self.categoryLink(server, Self.news)], 400, "error.goal.invalid"),
                 ("extra property", Self.noGo(server, Self.news).merging(["colour": "red"]) { $1 }, 400, "error.request.extra.property"),
             ]
@@ -116,13 +130,15 @@ import Testing
                 let user = try await server.createUser(confirm: testServer)
                 guard testServer else {
                     // Without a test server the code is random, so only the refusal of the field is checked.
-                    let refused = try await server.request(.POST, "\(user.path)/goals/", headers: user.passwordHeader,
-                                                           json: Self.noGo(server, Self.news).merging(["creationTime": "2026-01-01T10:00:00.000+0000"]) { $1 })
+                    let refused = try await server.request(
+                        .POST, "\(user.path)/goals/", headers: user.passwordHeader,
+                        json: Self.noGo(server, Self.news).merging(["creationTime": "2026-01-01T10:00:00.000+0000"]) { $1 })
                     #expect(refused.errorCode == "error.request.extra.property")
                     return
                 }
-                let past = try await server.request(.POST, "\(user.path)/goals/", headers: user.passwordHeader,
-                                                    json: Self.noGo(server, Self.news).merging(["creationTime": "2026-01-01T10:00:00.000+0000"]) { $1 })
+                let past = try await server.request(
+                    .POST, "\(user.path)/goals/", headers: user.passwordHeader,
+                    json: Self.noGo(server, Self.news).merging(["creationTime": "2026-01-01T10:00:00.000+0000"]) { $1 })
                 #expect(past.json["creationTime"] as? String == "2026-01-01T10:00:00.000+0000")
             }
         }
@@ -131,8 +147,10 @@ import Testing
     @Test(arguments: TestDatabase.available)
     func adminEditsCategoriesBehindTheInternalToken(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            let body: [String: Any] = ["localizableName": ["en-US": "Gaming", "nl-NL": "Gamen"], "localizableDescription": ["en-US": "Games"],
-                                       "smoothwallCategories": ["Games"], "applications": ["Fortnite"], "mandatoryNoGo": false]
+            let body: [String: Any] = [
+                "localizableName": ["en-US": "Gaming", "nl-NL": "Gamen"], "localizableDescription": ["en-US": "Games"],
+                "smoothwallCategories": ["Games"], "applications": ["Fortnite"], "mandatoryNoGo": false,
+            ]
             let missing = try await server.request(.POST, "/admin/activityCategories/", json: body)
             #expect(missing.status == 401)
             #expect(missing.errorCode == "error.unauthorized")
@@ -142,16 +160,19 @@ import Testing
             #expect(created.status == 200, "Yona's admin service answers 200: \(created.text)")
             let id = try #require(created.json["id"] as? String)
             // admin ActivityCategoriesTest: Try add duplicate English name; Try update to duplicate Dutch name
-            let duplicate = try await server.request(.POST, "/admin/activityCategories/", headers: TestServer.bearer,
-                                                     json: body.merging(["localizableName": ["en-US": "Gambling", "nl-NL": "Gokjes"]]) { $1 })
+            let duplicate = try await server.request(
+                .POST, "/admin/activityCategories/", headers: TestServer.bearer,
+                json: body.merging(["localizableName": ["en-US": "Gambling", "nl-NL": "Gokjes"]]) { $1 })
             #expect(duplicate.errorCode == "error.activitycategory.duplicate.name")
-            let duplicateDutch = try await server.request(.PUT, "/admin/activityCategories/\(id)", headers: TestServer.bearer,
-                                                          json: body.merging(["localizableName": ["en-US": "Gaming", "nl-NL": "Gokken"]]) { $1 })
+            let duplicateDutch = try await server.request(
+                .PUT, "/admin/activityCategories/\(id)", headers: TestServer.bearer,
+                json: body.merging(["localizableName": ["en-US": "Gaming", "nl-NL": "Gokken"]]) { $1 })
             #expect(duplicateDutch.errorCode == "error.activitycategory.duplicate.name")
             let publicView = try await server.request(.GET, "/activityCategories/\(id)", headers: [("Accept-Language", "nl-NL")])
             #expect(publicView.json["name"] as? String == "Gamen")
-            let renamed = try await server.request(.PUT, "/admin/activityCategories/\(id)", headers: TestServer.bearer,
-                                                   json: body.merging(["localizableName": ["en-US": "Games"]]) { $1 })
+            let renamed = try await server.request(
+                .PUT, "/admin/activityCategories/\(id)", headers: TestServer.bearer,
+                json: body.merging(["localizableName": ["en-US": "Games"]]) { $1 })
             #expect(renamed.json["localizableName"] as? [String: String] == ["en-US": "Games"])
             #expect(try await server.request(.DELETE, "/admin/activityCategories/\(id)", headers: TestServer.bearer).status == 204)
             #expect(try await server.request(.GET, "/activityCategories/\(id)").status == 404)

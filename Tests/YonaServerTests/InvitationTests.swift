@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Buddies": an invitee without an account gets one "created on buddy request", an invitation
@@ -8,9 +9,12 @@ import Testing
 @Suite struct InvitationTests {
     /// Richard invites a number without an account; returns the link from the invitation mail.
     static func invite(_ server: TestServer, richard: TestUser, number: String) async throws -> String {
-        let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-            "_embedded": ["yona:user": ["firstName": "Bobby", "lastName": "Dun", "mobileNumber": number, "emailAddress": "bob@example.com"]],
-            "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+        let invited = try await server.request(
+            .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+            json: [
+                "_embedded": ["yona:user": ["firstName": "Bobby", "lastName": "Dun", "mobileNumber": number, "emailAddress": "bob@example.com"]],
+                "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+            ])
         try #require(invited.status == 201, "invite: \(invited.text)")
         let mail = try await server.request(.GET, "/test/emails/last")
         try #require(mail.status == 200, "mail: \(mail.text)")
@@ -22,8 +26,10 @@ import Testing
     }
 
     static func takeOverBody(number: String, deviceName: String = "My S8") -> [String: Any] {
-        ["firstName": "Bob", "lastName": "Dunn", "nickname": "BD", "mobileNumber": number,
-         "deviceName": deviceName, "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1]
+        [
+            "firstName": "Bob", "lastName": "Dunn", "nickname": "BD", "mobileNumber": number,
+            "deviceName": deviceName, "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+        ]
     }
 
     @Test(arguments: TestDatabase.available)
@@ -58,8 +64,9 @@ import Testing
             let password = try #require(taken.json["yonaPassword"] as? String)
             #expect(password == shownPassword, "the account keeps the password its invitation showed")
             #expect(value(taken.json, "_links", "yona:confirmMobileNumber") != nil, "a taken-over number is confirmed like a new one")
-            let bob = TestUser(id: String(URLComponents(string: link)!.path.split(separator: "/").last!), password: password,
-                               mobileNumber: number, firstName: "Bob", nickname: "BD")
+            let bob = TestUser(
+                id: String(URLComponents(string: link)!.path.split(separator: "/").last!), password: password,
+                mobileNumber: number, firstName: "Bob", nickname: "BD")
             // the link no longer opens anything
             let reopened = try await server.request(.GET, link)
             #expect(reopened.errorCode == "error.decrypting.data", "as Yona")
@@ -110,27 +117,39 @@ import Testing
             // CreateUserOnBuddyRequestTest: Hacking attempt: Try to get / update a normal user with a temp password
             let ownPassword = try await server.request(.GET, "\(richard.profilePath)&tempPassword=\(richard.password)")
             #expect(ownPassword.errorCode == "error.user.not.created.on.buddy.request")
-            let normalPut = try await server.request(.PUT, "\(richard.path)?tempPassword=hack", json: [
-                "firstName": "R", "lastName": "Q", "nickname": "RQ", "mobileNumber": richard.mobileNumber])
+            let normalPut = try await server.request(
+                .PUT, "\(richard.path)?tempPassword=hack",
+                json: [
+                    "firstName": "R", "lastName": "Q", "nickname": "RQ", "mobileNumber": richard.mobileNumber,
+                ])
             #expect(normalPut.errorCode == "error.user.not.created.on.buddy.request")
             // the invitation link with another requesting user
             let other = try await server.request(.GET, "/users/\(inviteeID)?requestingUserId=\(richard.id)&tempPassword=\(temporaryPassword)")
             #expect(other.errorCode == "error.decrypting.data")
             // the invited account with a Yona-Password header instead
-            let withHeader = try await server.request(.GET, "/users/\(inviteeID)?requestingUserId=\(inviteeID)",
-                                                      headers: [("Yona-Password", temporaryPassword)])
+            let withHeader = try await server.request(
+                .GET, "/users/\(inviteeID)?requestingUserId=\(inviteeID)",
+                headers: [("Yona-Password", temporaryPassword)])
             #expect(withHeader.errorCode == "error.user.created.on.buddy.request")
             // registering the invited number the normal way
-            let duplicate = try await server.request(.POST, "/users/", json: [
-                "firstName": "John", "lastName": "Doe", "nickname": "JD", "mobileNumber": number])
+            let duplicate = try await server.request(
+                .POST, "/users/",
+                json: [
+                    "firstName": "John", "lastName": "Doe", "nickname": "JD", "mobileNumber": number,
+                ])
             #expect(duplicate.errorCode == "error.user.exists.created.on.buddy.request")
             // taking over with a number someone else has
             let taken = try await server.request(.PUT, link, json: Self.takeOverBody(number: richard.mobileNumber))
             #expect(taken.errorCode == "error.user.exists")
             // a bad e-mail address on an invitation
-            let badMail = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "A", "lastName": "B", "mobileNumber": randomMobileNumber(), "emailAddress": "not an address"]],
-                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            let badMail = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": ["firstName": "A", "lastName": "B", "mobileNumber": randomMobileNumber(), "emailAddress": "not an address"]
+                    ],
+                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
             #expect(badMail.errorCode == "error.user.email.address.invalid")
         }
     }
@@ -149,7 +168,8 @@ import Testing
             // check: one password works, the other take-over was refused
             let winners = results.filter { $0.status == 200 }
             #expect(winners.count == 1, "\(results.map(\.text))")
-            #expect(results.filter { $0.errorCode == "error.decrypting.data" || $0.errorCode == "error.user.not.created.on.buddy.request" }.count == 1)
+            #expect(
+                results.filter { $0.errorCode == "error.decrypting.data" || $0.errorCode == "error.user.not.created.on.buddy.request" }.count == 1)
             let winner = try #require(winners.first)
             let password = try #require(winner.json["yonaPassword"] as? String)
             let id = String(URLComponents(string: link)!.path.split(separator: "/").last!)
@@ -177,8 +197,10 @@ import Testing
 
             // act and check: at 29 days nothing goes; at 31 days the ignored invitation does
             let recovery = server.app.yona.recovery
-            #expect(try await InvitationService.purgeUnclaimed(on: server.app.db, recovery: recovery, now: Date().addingTimeInterval(29 * 86_400)) == 0)
-            #expect(try await InvitationService.purgeUnclaimed(on: server.app.db, recovery: recovery, now: Date().addingTimeInterval(31 * 86_400)) == 1)
+            #expect(
+                try await InvitationService.purgeUnclaimed(on: server.app.db, recovery: recovery, now: Date().addingTimeInterval(29 * 86_400)) == 0)
+            #expect(
+                try await InvitationService.purgeUnclaimed(on: server.app.db, recovery: recovery, now: Date().addingTimeInterval(31 * 86_400)) == 1)
             #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == ignored).count() == 0)
             #expect(try await User.query(on: server.app.db).filter(\.$mobileNumber == taken).count() == 1)
             #expect(try await UserAnonymized.query(on: server.app.db).count() == anonymizedBefore - 1)
@@ -198,15 +220,29 @@ import Testing
     /// day's allowance and 429s; many accounts inviting one number stop at that number's hourly allowance.
     @Test(arguments: TestDatabase.available)
     func invitationsAreNoOpenRelay(db: TestDatabase) async throws {
-        try await withServer(db, adjust: { $0.buddyRequestsPerAccountPerDay = 5; $0.rateLimitPerNumberPerHour = 3 }) { server in
+        try await withServer(
+            db,
+            adjust: {
+                $0.buddyRequestsPerAccountPerDay = 5
+                $0.rateLimitPerNumberPerHour = 3
+            }
+        ) { server in
             let richard = try await server.createUser()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<12 {
                     group.addTask {
-                        try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                            "_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": randomMobileNumber(),
-                                                        "emailAddress": "x@example.com"]],
-                            "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"]).status
+                        try await server.request(
+                            .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                            json: [
+                                "_embedded": [
+                                    "yona:user": [
+                                        "firstName": "X", "lastName": "Y", "mobileNumber": randomMobileNumber(),
+                                        "emailAddress": "x@example.com",
+                                    ]
+                                ],
+                                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                            ]
+                        ).status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -218,9 +254,14 @@ import Testing
             var answers: [Int] = []
             for _ in 0..<5 {
                 let inviter = try await server.createUser()
-                answers.append(try await server.request(.POST, "\(inviter.path)/buddies/", headers: inviter.passwordHeader, json: [
-                    "_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": target, "emailAddress": "x@example.com"]],
-                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"]).status)
+                answers.append(
+                    try await server.request(
+                        .POST, "\(inviter.path)/buddies/", headers: inviter.passwordHeader,
+                        json: [
+                            "_embedded": ["yona:user": ["firstName": "X", "lastName": "Y", "mobileNumber": target, "emailAddress": "x@example.com"]],
+                            "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                        ]
+                    ).status)
             }
             #expect(answers.filter { $0 == 429 }.count >= 2, "the number's hourly allowance stops the rest: \(answers)")
         }

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOPosix
 import Testing
 import YonaCrypto
+
 @testable import YonaServer
 
 @Suite struct KeyDerivationTests {
@@ -15,7 +16,10 @@ import YonaCrypto
             for _ in 0..<20 {
                 group.addTask {
                     try await semaphore.withPermit {
-                        counters.withLockedValue { $0.inFlight += 1; $0.peak = max($0.peak, $0.inFlight) }
+                        counters.withLockedValue {
+                            $0.inFlight += 1
+                            $0.peak = max($0.peak, $0.inFlight)
+                        }
                         try await Task.sleep(for: .milliseconds(5))
                         counters.withLockedValue { $0.inFlight -= 1 }
                     }

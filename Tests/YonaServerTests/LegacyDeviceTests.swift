@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Legacy-device detection" and docs/legacy-devices.md: two phones that share one device entry.
@@ -11,14 +12,16 @@ import Testing
             // backup, so it knows the same user, password and device id, but has no Instance ID of its own
             let user = try await server.createUser(extra: [
                 "deviceName": "Phone A", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0",
-                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-phone-A"])
+                "deviceAppVersionCode": 1, "deviceFirebaseInstanceId": "fiid-phone-A",
+            ])
             let (sharedDeviceID, _) = try await DevicesTests.firstDevice(server, user)
             let phoneB = LegacyPhone(ownInstanceID: nil, deviceID: sharedDeviceID)
 
             // act: phone B fetches its profile as its device
             let seenByB = try await server.request(.GET, "\(user.profilePath)&requestingDeviceId=\(phoneB.deviceID)", headers: user.passwordHeader)
-            let sharedEntry = try #require((value(seenByB.json, "_embedded", "yona:devices", "_embedded", "yona:devices") as? [[String: Any]])?
-                .first { $0["requestingDevice"] as? Bool == true })
+            let sharedEntry = try #require(
+                (value(seenByB.json, "_embedded", "yona:devices", "_embedded", "yona:devices") as? [[String: Any]])?
+                    .first { $0["requestingDevice"] as? Bool == true })
 
             // check: it sees phone A's Instance ID on "its" device, so it knows the entry is shared
             let shownInstanceID = sharedEntry["firebaseInstanceId"] as? String
@@ -32,9 +35,12 @@ import Testing
             let request = try await server.request(.GET, path, headers: [("Yona-NewDeviceRequestPassword", otp)])
             let password = try #require(request.json["yonaPassword"] as? String)
             let registerHref = try #require(value(request.json, "_links", "yona:registerDevice", "href") as? String)
-            let registered = try await server.request(.POST, registerHref, headers: [("Yona-NewDeviceRequestPassword", otp)], json: [
-                "name": "Phone B", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1,
-                "firebaseInstanceId": "fiid-phone-B"])
+            let registered = try await server.request(
+                .POST, registerHref, headers: [("Yona-NewDeviceRequestPassword", otp)],
+                json: [
+                    "name": "Phone B", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1,
+                    "firebaseInstanceId": "fiid-phone-B",
+                ])
             #expect(registered.status == 201, "\(registered.text)")
             let selfHref = try #require(value(registered.json, "_links", "self", "href") as? String)
             let phoneBDeviceID = try #require(URLComponents(string: selfHref)?.queryItems?.first { $0.name == "requestingDeviceId" }?.value)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// privacy.md "What leaves the server", logs: the real executable, at its most verbose level, plays every
@@ -34,12 +35,16 @@ import Testing
         // act: every flow that handles a secret
         var secrets: [String] = []
         let marker = "Lq\(UInt32.random(in: 100_000...999_999))"
-        let richard = try await server.createUser(firstName: "Rupert\(marker)", nickname: "Rup\(marker)",
-                                                   extra: BuddyTests.phone("fiid-richard-\(marker)"))
-        let bob = try await server.createUser(firstName: "Bartholomew\(marker)", nickname: "Bart\(marker)",
-                                               extra: BuddyTests.phone("fiid-bob-\(marker)"))
-        secrets += [richard.password, bob.password, richard.mobileNumber, bob.mobileNumber, richard.firstName, "Ln\(richard.firstName)",
-                    richard.nickname, bob.firstName, bob.nickname, "fiid-richard-\(marker)", "fiid-bob-\(marker)", richard.id, bob.id]
+        let richard = try await server.createUser(
+            firstName: "Rupert\(marker)", nickname: "Rup\(marker)",
+            extra: BuddyTests.phone("fiid-richard-\(marker)"))
+        let bob = try await server.createUser(
+            firstName: "Bartholomew\(marker)", nickname: "Bart\(marker)",
+            extra: BuddyTests.phone("fiid-bob-\(marker)"))
+        secrets += [
+            richard.password, bob.password, richard.mobileNumber, bob.mobileNumber, richard.firstName, "Ln\(richard.firstName)",
+            richard.nickname, bob.firstName, bob.nickname, "fiid-richard-\(marker)", "fiid-bob-\(marker)", richard.id, bob.id,
+        ]
         _ = try await server.request(.POST, "\(richard.path)/confirmMobileNumber", headers: richard.passwordHeader, json: ["code": "9876"])
         _ = try await server.request(.GET, richard.profilePath, headers: [("Yona-Password", "wrong-\(marker)")])
         secrets.append("wrong-\(marker)")
@@ -49,17 +54,26 @@ import Testing
         let requestPath = NewDeviceRequestTests.requestPath(richard.mobileNumber)
         _ = try await server.request(.PUT, requestPath, headers: richard.passwordHeader, json: ["newDeviceRequestPassword": otp])
         _ = try await server.request(.GET, requestPath, headers: [("Yona-NewDeviceRequestPassword", otp)])
-        let registered = try await server.request(.POST, "\(richard.path)/devices/", headers: [("Yona-NewDeviceRequestPassword", otp)], json: [
-            "name": "Tablet", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1, "firebaseInstanceId": "fiid-tablet-\(marker)"])
+        let registered = try await server.request(
+            .POST, "\(richard.path)/devices/", headers: [("Yona-NewDeviceRequestPassword", otp)],
+            json: [
+                "name": "Tablet", "operatingSystem": "ANDROID", "appVersion": "1.0", "appVersionCode": 1,
+                "firebaseInstanceId": "fiid-tablet-\(marker)",
+            ])
         #expect(registered.status == 201, "\(registered.text)")
         secrets.append("fiid-tablet-\(marker)")
         // buddies, an invitation to a number without an account, a danger zone, disclosure
         try await BuddyTests.connect(server, richard: richard, bob: bob)
         let invitee = randomMobileNumber()
         secrets += [invitee, "Ivo\(marker)", "ivo-\(marker)@example.com"]
-        _ = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-            "_embedded": ["yona:user": ["firstName": "Ivo\(marker)", "lastName": "X", "mobileNumber": invitee, "emailAddress": "ivo-\(marker)@example.com"]],
-            "message": "Join me \(marker)", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+        _ = try await server.request(
+            .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+            json: [
+                "_embedded": [
+                    "yona:user": ["firstName": "Ivo\(marker)", "lastName": "X", "mobileNumber": invitee, "emailAddress": "ivo-\(marker)@example.com"]
+                ],
+                "message": "Join me \(marker)", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+            ])
         let mail = try await server.request(.GET, "/test/emails/last")
         let link = try #require((mail.json["body"] as? String)?.components(separatedBy: "tempPassword=").last?.prefix { $0 != "\"" })
         secrets += [String(link), "Join me \(marker)"]
@@ -70,8 +84,9 @@ import Testing
         let visit = try await server.postNetworkActivity(login.userAnonymizedID, categories: ["gambling"], url: url)
         try #require(visit.status == 204, "visit: \(visit.status) \(visit.text)")
         let copy = try #require(try await server.messages(richard).first { $0["@type"] as? String == "GoalConflictMessage" })
-        _ = try await server.request(.POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
-                                     headers: richard.passwordHeader, json: ["properties": ["message": "Tell me \(marker)"]])
+        _ = try await server.request(
+            .POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
+            headers: richard.passwordHeader, json: ["properties": ["message": "Tell me \(marker)"]])
         // the workers must have pushed something before the accounts (and their queued pushes) go
         var pushed = false
         for _ in 0..<100 where !pushed {
@@ -84,8 +99,11 @@ import Testing
         _ = try await server.request(.POST, "/admin/systemMessages/", headers: TestServer.bearer, json: ["translations": ["en-US": "Hello"]])
         let encoded = bob.mobileNumber.replacingOccurrences(of: "+", with: "%2B")
         _ = try await server.request(.POST, "/admin/requestUserOverwrite/?mobileNumber=\(encoded)")
-        let overwritten = try await server.request(.POST, "/users/?overwriteUserConfirmationCode=1234", json: [
-            "firstName": "Bert\(marker)", "lastName": "Y", "nickname": "Be\(marker)", "mobileNumber": bob.mobileNumber])
+        let overwritten = try await server.request(
+            .POST, "/users/?overwriteUserConfirmationCode=1234",
+            json: [
+                "firstName": "Bert\(marker)", "lastName": "Y", "nickname": "Be\(marker)", "mobileNumber": bob.mobileNumber,
+            ])
         #expect(overwritten.status == 201, "\(overwritten.text)")
         secrets += ["Bert\(marker)", "Be\(marker)", try #require(overwritten.json["yonaPassword"] as? String)]
         _ = try await server.messages(richard)

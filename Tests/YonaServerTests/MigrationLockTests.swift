@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 import Vapor
+
 @testable import YonaServer
 
 /// issue 16: N instances can start at once on one fresh PostgreSQL; migrations take turns under an advisory lock.

@@ -1,21 +1,26 @@
 import Foundation
 import Testing
 import Vapor
+
 @testable import YonaServer
 
 /// api.md: everything the server serves is described in openapi.yaml, and nothing more.
 @Suite struct OpenAPITests {
     @Test func registeredRoutesAndDocumentedOperationsAreTheSameSet() async throws {
         try await withServer(.sqlite) { server in
-            let served = Set(server.app.routes.all.map { route in
-                "\(route.method.rawValue) /" + route.path.map { component -> String in
-                    if case .parameter = component { return "{}" }
-                    return component.description
-                }.joined(separator: "/")
-            })
+            let served = Set(
+                server.app.routes.all.map { route in
+                    "\(route.method.rawValue) /"
+                        + route.path.map { component -> String in
+                            if case .parameter = component { return "{}" }
+                            return component.description
+                        }.joined(separator: "/")
+                })
             let documented = try Self.documentedOperations()
             #expect(!served.isEmpty)
-            #expect(served == documented, "served but undocumented: \(served.subtracting(documented)); documented but not served: \(documented.subtracting(served))")
+            #expect(
+                served == documented,
+                "served but undocumented: \(served.subtracting(documented)); documented but not served: \(documented.subtracting(served))")
         }
     }
 
@@ -27,7 +32,10 @@ import Vapor
         var inPaths = false
         var currentPath: String?
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("paths:") { inPaths = true; continue }
+            if line.hasPrefix("paths:") {
+                inPaths = true
+                continue
+            }
             if inPaths, let first = line.first, !first.isWhitespace, first != "#" { inPaths = false }
             guard inPaths else { continue }
             if let match = line.wholeMatch(of: /^ {2}(\/[^:]*):\s*$/) {
@@ -57,7 +65,8 @@ import Vapor
             "YONA_DATABASE_URL": "postgres://u:p@db:5432/yona", "YONA_HOST": "0.0.0.0", "YONA_PORT": "9000",
             "YONA_PUBLIC_BASE_URL": "https://yona.example/", "YONA_TEST_SERVER": "true",
             "YONA_KDF_OPSLIMIT": "3", "YONA_KDF_MEMLIMIT": "16777216", "YONA_LOG_LEVEL": "DEBUG",
-            "YONA_RECOVERY_KEY": TestServer.recoveryKey])
+            "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+        ])
         #expect(config.database == .postgres(url: "postgres://u:p@db:5432/yona"))
         #expect(config.host == "0.0.0.0")
         #expect(config.port == 9000)

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// Lost-phone recovery (api.md "Admin API", "Users"): an SMS code, then a fresh confirmed account; the old
@@ -12,14 +13,22 @@ import Testing
     }
 
     static func overwrite(_ server: TestServer, _ number: String, code: String = "1234") async throws -> APIResponse {
-        try await server.request(.POST, "/users/?overwriteUserConfirmationCode=\(code)", json: [
-            "firstName": "Richard", "lastName": "Changed", "nickname": "RC", "mobileNumber": number])
+        try await server.request(
+            .POST, "/users/?overwriteUserConfirmationCode=\(code)",
+            json: [
+                "firstName": "Richard", "lastName": "Changed", "nickname": "RC", "mobileNumber": number,
+            ])
     }
 
     static func invite(_ server: TestServer, from: TestUser, to: TestUser) async throws {
-        let invited = try await server.request(.POST, "\(from.path)/buddies/", headers: from.passwordHeader, json: [
-            "_embedded": ["yona:user": ["firstName": to.firstName, "lastName": "X", "mobileNumber": to.mobileNumber, "emailAddress": "buddy@example.com"]],
-            "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+        let invited = try await server.request(
+            .POST, "\(from.path)/buddies/", headers: from.passwordHeader,
+            json: [
+                "_embedded": [
+                    "yona:user": ["firstName": to.firstName, "lastName": "X", "mobileNumber": to.mobileNumber, "emailAddress": "buddy@example.com"]
+                ],
+                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+            ])
         try #require(invited.status == 201, "\(invited.text)")
     }
 
@@ -67,11 +76,14 @@ import Testing
             #expect(disconnect["reason"] as? String == "USER_ACCOUNT_DELETED")
             #expect(disconnect["nickname"] as? String == "RQ")
             let bobsBuddies = try await server.request(.GET, "\(bob.path)/buddies/", headers: bob.passwordHeader)
-            #expect(value(bobsBuddies.json, "_embedded", "yona:buddies") == nil || (value(bobsBuddies.json, "_embedded", "yona:buddies") as? [Any])?.isEmpty == true)
+            #expect(
+                value(bobsBuddies.json, "_embedded", "yona:buddies") == nil
+                    || (value(bobsBuddies.json, "_embedded", "yona:buddies") as? [Any])?.isEmpty == true)
             let posted = try await server.postNetworkActivity(bobLogin.userAnonymizedID, categories: ["gambling"], url: "https://poker.example")
             #expect(posted.status == 204)
-            let richardNow = TestUser(id: String(URLComponents(string: value(created.json, "_links", "self", "href") as! String)!.path.split(separator: "/").last!),
-                                      password: password, mobileNumber: richard.mobileNumber, firstName: "Richard", nickname: "RC")
+            let richardNow = TestUser(
+                id: String(URLComponents(string: value(created.json, "_links", "self", "href") as! String)!.path.split(separator: "/").last!),
+                password: password, mobileNumber: richard.mobileNumber, firstName: "Richard", nickname: "RC")
             #expect(try await server.messages(richardNow).isEmpty, "the new account inherits nothing and gets no conflict of Bob")
             // a request Richard sent is withdrawn from Carol's inbox (as Yona)
             #expect(try await server.messages(carol).first { $0["@type"] as? String == "BuddyConnectRequestMessage" } == nil)
@@ -116,7 +128,9 @@ import Testing
             let richard = try await server.createUser()
             #expect(try await Self.requestCode(server, richard.mobileNumber).status == 204)
             let results = try await withThrowingTaskGroup(of: String?.self) { group in
-                for guess in 0..<12 { group.addTask { try await Self.overwrite(server, richard.mobileNumber, code: String(format: "%04d", 5000 + guess)).errorCode } }
+                for guess in 0..<12 {
+                    group.addTask { try await Self.overwrite(server, richard.mobileNumber, code: String(format: "%04d", 5000 + guess)).errorCode }
+                }
                 return try await group.reduce(into: [String?]()) { $0.append($1) }
             }
             #expect(results.filter { $0 == "error.user.overwrite.confirmation.code.mismatch" }.count == 5, "\(results)")
@@ -126,15 +140,17 @@ import Testing
 
     @Test(arguments: TestDatabase.available)
     func requestsForOneNumberAreRateLimited(db: TestDatabase) async throws {
-        try await withServer(db, adjust: { $0.rateLimitPerNumberPerHour = 3 }) { server in try await RateLimitTests.inOneWindow(of: 3600) {
-            let number = randomMobileNumber()
-            var statuses: [Int] = []
-            for _ in 0..<5 { statuses.append(try await Self.requestCode(server, number).status) }
-            #expect(statuses == [204, 204, 204, 429, 429])
-            let malformed = try await Self.requestCode(server, "0612345678")
-            #expect(malformed.errorCode == "error.user.mobile.number.invalid")
-            let missing = try await server.request(.POST, "/admin/requestUserOverwrite/")
-            #expect(missing.errorCode == "error.request.missing.request.parameter")
-        } }
+        try await withServer(db, adjust: { $0.rateLimitPerNumberPerHour = 3 }) { server in
+            try await RateLimitTests.inOneWindow(of: 3600) {
+                let number = randomMobileNumber()
+                var statuses: [Int] = []
+                for _ in 0..<5 { statuses.append(try await Self.requestCode(server, number).status) }
+                #expect(statuses == [204, 204, 204, 429, 429])
+                let malformed = try await Self.requestCode(server, "0612345678")
+                #expect(malformed.errorCode == "error.user.mobile.number.invalid")
+                let missing = try await server.request(.POST, "/admin/requestUserOverwrite/")
+                #expect(missing.errorCode == "error.request.missing.request.parameter")
+            }
+        }
     }
 }

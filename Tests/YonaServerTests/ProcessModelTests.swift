@@ -2,9 +2,10 @@ import Fluent
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import ServiceLifecycle
 import SQLKit
+import ServiceLifecycle
 import Testing
+
 @testable import YonaServer
 
 /// issue 16, operations.md: the process model. `serve` is one `ServiceGroup` (the listeners and each background
@@ -45,9 +46,11 @@ import Testing
     }
 
     static func environment(database: String, port: Int) -> [String: String] {
-        ["YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-         "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "info",
-         "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192"]
+        [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "info",
+            "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
+        ]
     }
 
     static func removeDatabase(_ path: String) {
@@ -61,7 +64,10 @@ import Testing
         #expect(split.internalPort == 9090 && split.internalHost == "10.0.0.5" && split.logFormat == .json)
         for (environment, expected) in [
             (["YONA_INTERNAL_PORT": "nine"], "configuration error: YONA_INTERNAL_PORT must be a port number 1-65535, got 'nine'"),
-            (["YONA_INTERNAL_PORT": "8080"], "configuration error: YONA_INTERNAL_PORT must differ from YONA_PORT (leave it unset to serve everything on one port)"),
+            (
+                ["YONA_INTERNAL_PORT": "8080"],
+                "configuration error: YONA_INTERNAL_PORT must differ from YONA_PORT (leave it unset to serve everything on one port)"
+            ),
             (["YONA_INTERNAL_HOST": ""], "configuration error: YONA_INTERNAL_HOST must not be empty"),
             (["YONA_LOG_FORMAT": "xml"], "configuration error: YONA_LOG_FORMAT must be 'text' or 'json'"),
         ] {
@@ -109,8 +115,9 @@ import Testing
         #expect(metrics.status == 200)
         let counted = metrics.text.split(separator: "\n").filter { $0.hasPrefix("http_requests_total{") }
         #expect(counted.contains { $0.contains("path=\"/users/:userID\"") && $0.contains("status=\"200\"") }, "\(counted)")
-        #expect(counted.contains { $0.contains("path=\"/userAnonymized/:userAnonymizedID/networkActivity\"") && $0.contains("status=\"204\"") },
-                "\(counted)")
+        #expect(
+            counted.contains { $0.contains("path=\"/userAnonymized/:userAnonymizedID/networkActivity\"") && $0.contains("status=\"204\"") },
+            "\(counted)")
         #expect(!counted.contains { $0.contains(user.id) || $0.contains(ua) }, "concrete ids in metric labels: \(counted)")
         #expect(metrics.text.contains("yona_background_job_last_success_timestamp_seconds{job=\"push-outbox\"}"))
 
@@ -123,8 +130,9 @@ import Testing
             let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(object?["level"] is String && object?["message"] is String, "not a JSON log line: \(line)")
         }
-        #expect(lines.contains { $0.contains("\"message\":\"GET \\/users\\/:userID 200\"") || $0.contains("\"message\":\"GET /users/:userID 200\"") },
-                "the access log names the pattern")
+        #expect(
+            lines.contains { $0.contains("\"message\":\"GET \\/users\\/:userID 200\"") || $0.contains("\"message\":\"GET /users/:userID 200\"") },
+            "the access log names the pattern")
         #expect(lines.contains { $0.contains("\"message\":\"stopped\"") })
     }
 
@@ -158,9 +166,12 @@ import Testing
         emulator.setHanging(false)
         #expect(try await server.exitStatus(within: 20) == 0, "\(server.log.suffix(2000))")
         #expect(emulator.messages(to: "ok-sigterm").count == 1)
-        let states = try PostgresAdmin.tool("python3", ["-c", "import sqlite3,sys; print([r[0] for r in sqlite3.connect(sys.argv[1]).execute('SELECT state FROM push_outbox')])", database])
-        #expect(String(decoding: states, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "['sent']",
-                "the round recorded what it sent before the process ended")
+        let states = try PostgresAdmin.tool(
+            "python3",
+            ["-c", "import sqlite3,sys; print([r[0] for r in sqlite3.connect(sys.argv[1]).execute('SELECT state FROM push_outbox')])", database])
+        #expect(
+            String(decoding: states, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "['sent']",
+            "the round recorded what it sent before the process ended")
         await emulator.stop()
     }
 

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
+
 @testable import YonaServer
 
 /// push.md "The payload" and "The delivery pipeline", with the embedded `log` provider.
@@ -42,9 +43,12 @@ import Testing
                 #expect(last.status == 200)
                 let data = try #require(last.json["data"] as? [String: String])
                 #expect(data == ["messageId": String(expected), "url": "\(server.app.yona.config.pushBaseURL)/messages/\(expected)"])
-                let body = try JSONEncoder().encode(PushMessage.make(token: token, messageID: Int64(expected), publicBaseURL: server.app.yona.config.pushBaseURL))
+                let body = try JSONEncoder().encode(
+                    PushMessage.make(token: token, messageID: Int64(expected), publicBaseURL: server.app.yona.config.pushBaseURL))
                 #expect(schema.violations(of: body).isEmpty, "\(schema.violations(of: body))")
-                for secret in [bob.id, bob.mobileNumber, bob.firstName, "Bobby", "poker", "gambling", "Gambling", GoalsTests.gambling, ua, richard.id] {
+                for secret in [
+                    bob.id, bob.mobileNumber, bob.firstName, "Bobby", "poker", "gambling", "Gambling", GoalsTests.gambling, ua, richard.id,
+                ] {
                     #expect(!last.text.contains(secret), "the push carries \(secret)")
                 }
             }
@@ -120,8 +124,9 @@ import Testing
             let user = try await server.createUser(extra: BuddyTests.phone("fiid-quiet"))
             try await server.addNoGoGoal(user, category: GoalsTests.gambling)
             let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
-            let off = try await server.request(.PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
-                                               json: ["name": "Phone", "notificationsEnabled": false])
+            let off = try await server.request(
+                .PUT, "\(user.path)/devices/\(deviceID)", headers: user.passwordHeader,
+                json: ["name": "Phone", "notificationsEnabled": false])
             #expect(off.json["notificationsEnabled"] as? Bool == false)
             #expect(off.json["firebaseInstanceId"] as? String == "fiid-quiet")
             // act
@@ -164,18 +169,22 @@ import Testing
             let (ua, _) = try await first.vpnLogin(owner)
             let t0 = Date().addingTimeInterval(-60)
             for index in 1...40 {
-                let device = DeviceAnonymized(id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
-                                              appVersion: "1", appVersionCode: 1, firebaseInstanceID: "fiid-bulk-\(index)")
+                let device = DeviceAnonymized(
+                    id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
+                    appVersion: "1", appVersionCode: 1, firebaseInstanceID: "fiid-bulk-\(index)")
                 try await device.create(on: first.app.db)
                 for push in 0..<5 {
-                    try await PendingPush(id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push),
-                                          now: t0.addingTimeInterval(Double(push))).create(on: first.app.db)
+                    try await PendingPush(
+                        id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push),
+                        now: t0.addingTimeInterval(Double(push))
+                    ).create(on: first.app.db)
                 }
             }
             let counter = CountingProvider(LogPushProvider(logger: first.app.logger))
             func dispatcher(_ server: TestServer) -> PushDispatcher {
-                PushDispatcher(db: server.app.db, provider: counter, settings: server.app.yona.config.push,
-                               publicBaseURL: "http://127.0.0.1", skipLocked: true, logger: server.app.logger)
+                PushDispatcher(
+                    db: server.app.db, provider: counter, settings: server.app.yona.config.push,
+                    publicBaseURL: "http://127.0.0.1", skipLocked: true, logger: server.app.logger)
             }
             // act: both instances drain concurrently until nothing is left
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// privacy.md "Abuse limits": per-client and per-number limits, in the database, behind trusted proxies.
@@ -18,78 +19,95 @@ import Testing
 
     @Test(arguments: TestDatabase.available)
     func aFloodOfLookupsFromOneClientGets429(db: TestDatabase) async throws {
-        try await withServer(db, adjust: { $0.rateLimitPerClientPerMinute = 5 }) { server in try await Self.inOneWindow(of: 60) {
-            var statuses: [Int] = []
-            var last: APIResponse?
-            for _ in 0..<8 {
-                let response = try await server.request(.GET, NewDeviceRequestTests.requestPath(randomMobileNumber()))
-                statuses.append(response.status)
-                last = response
+        try await withServer(db, adjust: { $0.rateLimitPerClientPerMinute = 5 }) { server in
+            try await Self.inOneWindow(of: 60) {
+                var statuses: [Int] = []
+                var last: APIResponse?
+                for _ in 0..<8 {
+                    let response = try await server.request(.GET, NewDeviceRequestTests.requestPath(randomMobileNumber()))
+                    statuses.append(response.status)
+                    last = response
+                }
+                #expect(statuses.prefix(5).allSatisfy { $0 == 400 }, "\(statuses)")
+                #expect(statuses.suffix(3).allSatisfy { $0 == 429 }, "\(statuses)")
+                #expect(last?.errorCode == "error.too.many.requests")
+                let retryAfter = try #require(last?.headers.first(name: "Retry-After").flatMap(Int.init))
+                #expect((1...60).contains(retryAfter))
             }
-            #expect(statuses.prefix(5).allSatisfy { $0 == 400 }, "\(statuses)")
-            #expect(statuses.suffix(3).allSatisfy { $0 == 429 }, "\(statuses)")
-            #expect(last?.errorCode == "error.too.many.requests")
-            let retryAfter = try #require(last?.headers.first(name: "Retry-After").flatMap(Int.init))
-            #expect((1...60).contains(retryAfter))
-        } }
+        }
     }
 
     @Test(arguments: TestDatabase.available)
     func oneNumberIsLimitedWhateverTheClient(db: TestDatabase) async throws {
-        try await withServer(db, adjust: {
-            $0.rateLimitPerNumberPerHour = 3
-            $0.trustedProxies = [CIDR("127.0.0.0/8")!]
-        }) { server in try await Self.inOneWindow(of: 3600) {
-            let number = randomMobileNumber()
-            var statuses: [Int] = []
-            for client in 0..<5 {
-                let response = try await server.request(.GET, NewDeviceRequestTests.requestPath(number),
-                                                        headers: [("X-Forwarded-For", "203.0.113.\(client)")])
-                statuses.append(response.status)
+        try await withServer(
+            db,
+            adjust: {
+                $0.rateLimitPerNumberPerHour = 3
+                $0.trustedProxies = [CIDR("127.0.0.0/8")!]
             }
-            #expect(statuses == [400, 400, 400, 429, 429])
-        } }
+        ) { server in
+            try await Self.inOneWindow(of: 3600) {
+                let number = randomMobileNumber()
+                var statuses: [Int] = []
+                for client in 0..<5 {
+                    let response = try await server.request(
+                        .GET, NewDeviceRequestTests.requestPath(number),
+                        headers: [("X-Forwarded-For", "203.0.113.\(client)")])
+                    statuses.append(response.status)
+                }
+                #expect(statuses == [400, 400, 400, 429, 429])
+            }
+        }
     }
 
     @Test(arguments: TestDatabase.available)
     func forwardedForCountsOnlyBehindTrustedProxies(db: TestDatabase) async throws {
         // Behind a trusted proxy every forwarded client has its own budget.
-        try await withServer(db, adjust: {
-            $0.rateLimitPerClientPerMinute = 2
-            $0.trustedProxies = [CIDR("127.0.0.1/32")!]
-        }) { server in
+        try await withServer(
+            db,
+            adjust: {
+                $0.rateLimitPerClientPerMinute = 2
+                $0.trustedProxies = [CIDR("127.0.0.1/32")!]
+            }
+        ) { server in
             for client in 0..<4 {
                 for _ in 0..<2 {
-                    let response = try await server.request(.GET, NewDeviceRequestTests.requestPath(randomMobileNumber()),
-                                                            headers: [("X-Forwarded-For", "198.51.100.\(client), 127.0.0.1")])
+                    let response = try await server.request(
+                        .GET, NewDeviceRequestTests.requestPath(randomMobileNumber()),
+                        headers: [("X-Forwarded-For", "198.51.100.\(client), 127.0.0.1")])
                     #expect(response.status == 400)
                 }
             }
         }
         // Without trust the header is ignored and all share the peer's budget.
-        try await withServer(db, adjust: { $0.rateLimitPerClientPerMinute = 2 }) { server in try await Self.inOneWindow(of: 60) {
-            var statuses: [Int] = []
-            for client in 0..<4 {
-                let response = try await server.request(.GET, NewDeviceRequestTests.requestPath(randomMobileNumber()),
-                                                        headers: [("X-Forwarded-For", "198.51.100.\(client)")])
-                statuses.append(response.status)
+        try await withServer(db, adjust: { $0.rateLimitPerClientPerMinute = 2 }) { server in
+            try await Self.inOneWindow(of: 60) {
+                var statuses: [Int] = []
+                for client in 0..<4 {
+                    let response = try await server.request(
+                        .GET, NewDeviceRequestTests.requestPath(randomMobileNumber()),
+                        headers: [("X-Forwarded-For", "198.51.100.\(client)")])
+                    statuses.append(response.status)
+                }
+                #expect(statuses == [400, 400, 429, 429])
             }
-            #expect(statuses == [400, 400, 429, 429])
-        } }
+        }
     }
 
     @Test func limitsHoldAcrossInstancesSharingOneDatabase() async throws {
         guard TestDatabase.available.contains(.postgres) else { return }
-        try await withServer(.postgres, adjust: { $0.rateLimitPerClientPerMinute = 4 }) { first in try await Self.inOneWindow(of: 60) {
-            let second = try await TestServer.start(.postgres, sharingDatabaseOf: first) { $0.rateLimitPerClientPerMinute = 4 }
-            var statuses: [Int] = []
-            for index in 0..<6 {
-                let server = index % 2 == 0 ? first : second
-                statuses.append(try await server.request(.GET, NewDeviceRequestTests.requestPath(randomMobileNumber())).status)
+        try await withServer(.postgres, adjust: { $0.rateLimitPerClientPerMinute = 4 }) { first in
+            try await Self.inOneWindow(of: 60) {
+                let second = try await TestServer.start(.postgres, sharingDatabaseOf: first) { $0.rateLimitPerClientPerMinute = 4 }
+                var statuses: [Int] = []
+                for index in 0..<6 {
+                    let server = index % 2 == 0 ? first : second
+                    statuses.append(try await server.request(.GET, NewDeviceRequestTests.requestPath(randomMobileNumber())).status)
+                }
+                await second.stop()
+                #expect(statuses == [400, 400, 400, 400, 429, 429])
             }
-            await second.stop()
-            #expect(statuses == [400, 400, 400, 400, 429, 429])
-        } }
+        }
     }
 
     /// issue 13, attack 11: one client is one bucket however its address is spelled, and an IPv6 client is its /64.

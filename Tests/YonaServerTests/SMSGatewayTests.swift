@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 import Vapor
+
 @testable import YonaServer
 
 /// operations.md "Configuration" (`YONA_SMS_PROVIDER=http`): texts go to an HTTP gateway, here a local one
@@ -48,12 +49,16 @@ import Vapor
             #expect(confirmation.authorization == "Bearer sms-gateway-token")
             #expect(confirmation.body["from"] == "Yona")
             #expect(confirmation.body["text"] == "Your Yona confirmation code: 1234")
-            let confirmed = try await server.request(.POST, "\(richard.path)/confirmMobileNumber", headers: richard.passwordHeader, json: ["code": "1234"])
+            let confirmed = try await server.request(
+                .POST, "\(richard.path)/confirmMobileNumber", headers: richard.passwordHeader, json: ["code": "1234"])
             #expect(confirmed.status == 200)
             let invitee = randomMobileNumber()
-            let invited = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "Ivo", "lastName": "X", "mobileNumber": invitee, "emailAddress": "buddy@example.com"]],
-                "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            let invited = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": ["yona:user": ["firstName": "Ivo", "lastName": "X", "mobileNumber": invitee, "emailAddress": "buddy@example.com"]],
+                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
             #expect(invited.status == 201, "\(invited.text)")
             let invitation = try #require(gateway.texts(to: invitee).first?.body["text"])
             #expect(invitation.contains("invites you to become buddies on Yona: \(server.baseURL)/users/"))
@@ -63,7 +68,8 @@ import Vapor
             #expect(gateway.texts(to: richard.mobileNumber).last?.body["text"] == "Your Yona code to move your account to a new phone: 1234")
             // a gateway that refuses does not fail the request; the user can ask for the code again
             let refused = "+3161234" + String(format: "%02u", UInt32.random(in: 0..<100)) + "99"
-            let created = try await server.request(.POST, "/users/", json: ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": refused])
+            let created = try await server.request(
+                .POST, "/users/", json: ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": refused])
             #expect(created.status == 201, "\(created.text)")
             #expect(gateway.texts(to: refused).count == 1)
         }
@@ -112,17 +118,24 @@ import Vapor
     }
 
     @Test func gatewaySettingsAreChecked() throws {
-        let config = try AppConfig.fromEnvironment(["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example/send",
-                                                    "YONA_SMS_GATEWAY_TOKEN": "t0ken", "YONA_SMS_FROM": "YonaNL",
-                                                    "YONA_PUBLIC_BASE_URL": "https://yona.example"])
+        let config = try AppConfig.fromEnvironment([
+            "YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example/send",
+            "YONA_SMS_GATEWAY_TOKEN": "t0ken", "YONA_SMS_FROM": "YonaNL",
+            "YONA_PUBLIC_BASE_URL": "https://yona.example",
+        ])
         #expect(config.sms == .http(url: "https://sms.example/send", token: "t0ken", from: "YonaNL"))
         #expect(try AppConfig.fromEnvironment([:]).sms == .log)
-        for (env, variable) in [(["YONA_SMS_PROVIDER": "pigeon"], "YONA_SMS_PROVIDER"),
-                                (["YONA_SMS_PROVIDER": "http"], "YONA_SMS_GATEWAY_URL"),
-                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "ftp://x"], "YONA_SMS_GATEWAY_URL"),
-                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example", "YONA_SMS_FROM": String(repeating: "x", count: 17)], "YONA_SMS_FROM"),
-                                // issue 13, attack 5: texted links are never built from a caller's Host header
-                                (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example"], "YONA_PUBLIC_BASE_URL")] {
+        for (env, variable) in [
+            (["YONA_SMS_PROVIDER": "pigeon"], "YONA_SMS_PROVIDER"),
+            (["YONA_SMS_PROVIDER": "http"], "YONA_SMS_GATEWAY_URL"),
+            (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "ftp://x"], "YONA_SMS_GATEWAY_URL"),
+            (
+                ["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example", "YONA_SMS_FROM": String(repeating: "x", count: 17)],
+                "YONA_SMS_FROM"
+            ),
+            // issue 13, attack 5: texted links are never built from a caller's Host header
+            (["YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": "https://sms.example"], "YONA_PUBLIC_BASE_URL"),
+        ] {
             do {
                 _ = try AppConfig.fromEnvironment(env)
                 Issue.record("\(env) was accepted")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Errors": every user-related row of the table, with its status and code.
@@ -16,7 +17,10 @@ import Testing
                 ("malformed path id", "/users/nope?requestingUserId=\(user.id)", user.passwordHeader, 400, "error.invalid.uuid"),
                 ("malformed query id", "/users/\(user.id)?requestingUserId=nope", user.passwordHeader, 400, "error.invalid.uuid"),
                 ("missing requestingUserId", user.path, user.passwordHeader, 400, "error.request.missing.request.parameter"),
-                ("unknown requesting device", "\(user.profilePath)&requestingDeviceId=\(UUID())", user.passwordHeader, 404, "error.device.not.found.id"),
+                (
+                    "unknown requesting device", "\(user.profilePath)&requestingDeviceId=\(UUID())", user.passwordHeader, 404,
+                    "error.device.not.found.id"
+                ),
             ]
             for (name, path, headers, status, code) in cases {
                 let response = try await server.request(.GET, path, headers: headers)
@@ -55,8 +59,14 @@ import Testing
                 ("number without plus", with(["mobileNumber": "0612345678"]), "error.user.mobile.number.invalid"),
                 ("number with letters", with(["mobileNumber": "+31612abc678"]), "error.user.mobile.number.invalid"),
                 ("partial device fields", with(["deviceName": "Phone"]), "error.request.missing.property"),
-                ("unknown operating system", with(device.merging(["deviceOperatingSystem": "WINDOWS"]) { $1 }), "error.device.unknown.operating.system"),
-                ("device name too long", with(device.merging(["deviceName": String(repeating: "x", count: 21)]) { $1 }), "error.device.invalid.device.name"),
+                (
+                    "unknown operating system", with(device.merging(["deviceOperatingSystem": "WINDOWS"]) { $1 }),
+                    "error.device.unknown.operating.system"
+                ),
+                (
+                    "device name too long", with(device.merging(["deviceName": String(repeating: "x", count: 21)]) { $1 }),
+                    "error.device.invalid.device.name"
+                ),
                 ("device name with colon", with(device.merging(["deviceName": "a:b"]) { $1 }), "error.device.invalid.device.name"),
                 ("wrong type", with(["firstName": 12]), "error.request.invalid.json"),
                 // PostgreSQL's text columns refuse NUL (the app version is stored as text): 400, not 500
@@ -102,8 +112,10 @@ import Testing
             let codes = try await withThrowingTaskGroup(of: String?.self) { group in
                 for _ in 0..<12 {
                     group.addTask {
-                        try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
-                                                 json: ["code": "9999"]).errorCode
+                        try await server.request(
+                            .POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                            json: ["code": "9999"]
+                        ).errorCode
                     }
                 }
                 return try await group.reduce(into: [String?]()) { $0.append($1) }
@@ -123,8 +135,9 @@ import Testing
                 let codes = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                     for index in 0..<21 {
                         group.addTask {
-                            let response = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
-                                                                    json: ["code": index == 10 ? "1234" : "9999"])
+                            let response = try await server.request(
+                                .POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                                json: ["code": index == 10 ? "1234" : "9999"])
                             return (response.status, response.errorCode)
                         }
                     }
@@ -152,8 +165,11 @@ import Testing
             let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
             let edit = try #require(value(profile.json, "_links", "edit", "href") as? String)
             for number in [randomMobileNumber(), user.mobileNumber] {
-                let switched = try await server.request(.PUT, edit, headers: user.passwordHeader, json: [
-                    "firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": number])
+                let switched = try await server.request(
+                    .PUT, edit, headers: user.passwordHeader,
+                    json: [
+                        "firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": number,
+                    ])
                 #expect(switched.status == 200, "\(switched.text)")
             }
             let right = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader, json: ["code": "1234"])
@@ -164,8 +180,11 @@ import Testing
             let user = try await server.createUser(confirm: false)
             var statuses: [Int] = []
             for _ in 0..<5 {
-                statuses.append(try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
-                                                         json: ["code": "9999"]).status)
+                statuses.append(
+                    try await server.request(
+                        .POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                        json: ["code": "9999"]
+                    ).status)
             }
             #expect(statuses.last == 429, "\(statuses)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// api.md "Users": the happy paths, in the Yona wire format.
@@ -9,8 +10,11 @@ import Testing
         try await withServer(db) { server in
             // act
             let number = randomMobileNumber()
-            let created = try await server.request(.POST, "/users/", json: [
-                "firstName": "Richard", "lastName": "Quin", "nickname": "RQ", "mobileNumber": number])
+            let created = try await server.request(
+                .POST, "/users/",
+                json: [
+                    "firstName": "Richard", "lastName": "Quin", "nickname": "RQ", "mobileNumber": number,
+                ])
             // check
             #expect(created.status == 201)
             #expect(created.headers.first(name: "Content-Type") == "application/hal+json")
@@ -38,7 +42,8 @@ import Testing
             // setup
             let user = try await server.createUser(extra: [
                 "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.2",
-                "deviceAppVersionCode": 42, "deviceFirebaseInstanceId": "fiid-abc:123"])
+                "deviceAppVersionCode": 42, "deviceFirebaseInstanceId": "fiid-abc:123",
+            ])
             // act
             let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
             // check
@@ -53,7 +58,8 @@ import Testing
             #expect(value(profile.json, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [Any] != nil)
             #expect(value(profile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies") as? [Any] != nil)
             let encodedNumber = user.mobileNumber.replacingOccurrences(of: "+", with: "%2B")
-            #expect((value(profile.json, "_links", "yona:newDeviceRequest", "href") as? String)?.hasSuffix("/newDeviceRequests/\(encodedNumber)") == true)
+            #expect(
+                (value(profile.json, "_links", "yona:newDeviceRequest", "href") as? String)?.hasSuffix("/newDeviceRequests/\(encodedNumber)") == true)
             #expect((value(profile.json, "_links", "yona:messages", "href") as? String)?.hasSuffix("/users/\(user.id)/messages/") == true)
             #expect(profile.json["yonaPassword"] as? String == user.password)
 
@@ -87,9 +93,12 @@ import Testing
             let newNumber = randomMobileNumber()
             // act
             let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
-            let updated = try await server.request(.PUT, "\(user.path)?requestingDeviceId=\(deviceID)", headers: user.passwordHeader, json: [
-                "firstName": "Changed", "lastName": "Name", "nickname": "CN", "mobileNumber": newNumber,
-                "yonaPassword": user.password, "_links": ["self": ["href": "ignored"]]])
+            let updated = try await server.request(
+                .PUT, "\(user.path)?requestingDeviceId=\(deviceID)", headers: user.passwordHeader,
+                json: [
+                    "firstName": "Changed", "lastName": "Name", "nickname": "CN", "mobileNumber": newNumber,
+                    "yonaPassword": user.password, "_links": ["self": ["href": "ignored"]],
+                ])
             // check
             #expect(updated.status == 200, "\(updated.text)")
             #expect(updated.json["firstName"] as? String == "Changed")

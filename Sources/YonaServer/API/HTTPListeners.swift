@@ -21,8 +21,9 @@ final class HTTPListeners: Service, CustomStringConvertible, @unchecked Sendable
         internalServer = app.yona.config.internalPort.map { port in
             var configuration = app.http.server.configuration
             configuration.address = .hostname(app.yona.config.internalHost, port: port)
-            return HTTPServer(application: app, responder: InternalListenerResponder(inner: app.responder.current),
-                              configuration: configuration, on: app.eventLoopGroup)
+            return HTTPServer(
+                application: app, responder: InternalListenerResponder(inner: app.responder.current),
+                configuration: configuration, on: app.eventLoopGroup)
         }
     }
 

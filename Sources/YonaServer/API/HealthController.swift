@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 import Vapor
 
 /// `/health` (the process answers) and `/ready` (the database answers and the schema is current).

@@ -10,7 +10,8 @@ func routes(_ app: Application) {
     func on(_ listener: Listener, _ register: () -> Void) {
         let before = app.routes.all.count
         register()
-        if separated { app.routes.all[before...].forEach { $0.listener = listener } }
+        guard separated else { return }
+        for route in app.routes.all[before...] { route.listener = listener }
     }
     HealthController.register(app)
 

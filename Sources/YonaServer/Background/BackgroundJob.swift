@@ -38,10 +38,12 @@ struct BackgroundJob: Service, CustomStringConvertible {
                 failuresInARow += 1
                 metrics.backgroundJobFailed(name)
                 pause = Self.backoff(after: failuresInARow, idle: idle, maximum: maximumBackoff)
-                logger.error("background job failed", metadata: [
-                    "job": .string(name), "error": .string(String(reflecting: error)),
-                    "failures_in_a_row": .stringConvertible(failuresInARow), "retry_in_s": .stringConvertible(pause.components.seconds),
-                ])
+                logger.error(
+                    "background job failed",
+                    metadata: [
+                        "job": .string(name), "error": .string(String(reflecting: error)),
+                        "failures_in_a_row": .stringConvertible(failuresInARow), "retry_in_s": .stringConvertible(pause.components.seconds),
+                    ])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
         }

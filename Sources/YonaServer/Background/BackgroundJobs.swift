@@ -50,7 +50,8 @@ extension Application {
 
     /// The new-device-request service outside a request (the purge needs no SMS and no test-server features).
     var newDeviceRequestService: NewDeviceRequestService {
-        NewDeviceRequestService(db: db, users: UserService(db: db, sms: yona.sms, recovery: yona.recovery, testServer: false),
-                                argon2: yona.argon2, lifetime: yona.config.newDeviceRequestLifetime)
+        NewDeviceRequestService(
+            db: db, users: UserService(db: db, sms: yona.sms, recovery: yona.recovery, testServer: false),
+            argon2: yona.argon2, lifetime: yona.config.newDeviceRequestLifetime)
     }
 }

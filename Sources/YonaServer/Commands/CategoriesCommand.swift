@@ -26,12 +26,15 @@ struct CategoriesCommand: AsyncParsableCommand {
 
     private static func importing(_ entries: [Entry], on db: any Database) async throws {
         let (created, updated) = try await db.transaction { tx in
-            var created = 0, updated = 0
+            var created = 0
+            var updated = 0
             let existing = try await ActivityCategory.query(on: tx).all()
             for entry in entries {
-                let match = existing.first { $0.id == entry.id } ?? existing.first {
-                    entry.id == nil && $0.names[YonaLocale.fallback.rawValue] == entry.category.names[YonaLocale.fallback.rawValue]
-                }
+                let match =
+                    existing.first { $0.id == entry.id }
+                    ?? existing.first {
+                        entry.id == nil && $0.names[YonaLocale.fallback.rawValue] == entry.category.names[YonaLocale.fallback.rawValue]
+                    }
                 if let match {
                     match.names = entry.category.names
                     match.descriptions = entry.category.descriptions
@@ -65,7 +68,9 @@ struct CategoriesCommand: AsyncParsableCommand {
             guard let object = element as? [String: Any] else { throw CommandFailure.usage("entry \(index) is not an object") }
             var id: UUID?
             if let raw = object["id"] {
-                guard let text = raw as? String, let parsed = UUID(uuidString: text) else { throw CommandFailure.usage("entry \(index) has a malformed id") }
+                guard let text = raw as? String, let parsed = UUID(uuidString: text) else {
+                    throw CommandFailure.usage("entry \(index) has a malformed id")
+                }
                 id = parsed
             }
             do {

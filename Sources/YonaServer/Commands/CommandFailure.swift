@@ -4,7 +4,10 @@ import Foundation
 /// (one line, never personal data) and exits with the kind's status: 2 for a usage mistake (wrong or
 /// missing arguments, unreadable input), 1 when the work itself failed.
 struct CommandFailure: Error, CustomStringConvertible {
-    enum Kind: Int32 { case failed = 1, usage = 2 }
+    enum Kind: Int32 {
+        case failed = 1
+        case usage = 2
+    }
 
     let kind: Kind
     let message: String

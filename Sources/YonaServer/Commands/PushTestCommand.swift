@@ -26,7 +26,8 @@ struct PushTestCommand: AsyncParsableCommand {
     static func describe(_ outcome: PushOutcome) -> String {
         switch outcome {
         case .delivered: "delivered"
-        case .retry(let after, let quota, let code): "transient failure \(code)\(quota ? " (quota)" : "")\(after.map { ", retry after \(Int($0)) s" } ?? "")"
+        case .retry(let after, let quota, let code):
+            "transient failure \(code)\(quota ? " (quota)" : "")\(after.map { ", retry after \(Int($0)) s" } ?? "")"
         case .tokenInvalid(let reason): "the token is dead or malformed (\(reason))"
         case .rejected(let code): "rejected (\(code)): check the payload or the Firebase project set-up"
         }

@@ -27,9 +27,10 @@ struct SimulateCommand: AsyncParsableCommand {
         try await YonaRuntime.withApplication(.command) { app in
             let analysis = AnalysisService(db: app.db, metrics: app.yona.metrics)
             do {
-                let raised = try await analysis.record(ActivityEvent(
-                    userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex, categoryNames: [category], matchApplications: false,
-                    url: url, startTime: Date(), endTime: nil, idempotencyKey: nil))
+                let raised = try await analysis.record(
+                    ActivityEvent(
+                        userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex, categoryNames: [category], matchApplications: false,
+                        url: url, startTime: Date(), endTime: nil, idempotencyKey: nil))
                 print("recorded; goal-conflict messages raised: \(raised.count)")
             } catch let error as YonaError {
                 throw CommandFailure.failed("refused: \(error.code.rawValue)")

@@ -11,8 +11,10 @@ public struct YonaCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "yona-server",
         abstract: "The Yona server: the app API, the analyzer and admin APIs, and the push workers.",
-        subcommands: [ServeCommand.self, WorkersCommand.self, MigrateCommand.self, PushTestCommand.self,
-                      SimulateCommand.self, CategoriesCommand.self],
+        subcommands: [
+            ServeCommand.self, WorkersCommand.self, MigrateCommand.self, PushTestCommand.self,
+            SimulateCommand.self, CategoriesCommand.self,
+        ],
         defaultSubcommand: ServeCommand.self)
 
     public init() {}
@@ -34,9 +36,11 @@ public struct RunMode: Sendable {
 /// expect: one line on stderr, status 1 when the work failed (bad configuration included), 2 for a usage mistake.
 enum YonaRuntime {
     /// Vapor reads `arguments` to pick its own command (only `serve` uses one).
-    static func withApplication(_ mode: RunMode, arguments: [String] = ["yona-server"],
-                                adjust: (inout AppConfig) throws -> Void = { _ in },
-                                _ body: (Application) async throws -> Void) async throws {
+    static func withApplication(
+        _ mode: RunMode, arguments: [String] = ["yona-server"],
+        adjust: (inout AppConfig) throws -> Void = { _ in },
+        _ body: (Application) async throws -> Void
+    ) async throws {
         // Level and format are read before .env is loaded too, so start-up chatter follows YONA_LOG_LEVEL.
         let environment = ProcessInfo.processInfo.environment
         let level = environment["YONA_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
@@ -120,14 +124,17 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         if noWorkers && workersOnly { throw CommandFailure.usage("--no-workers and --workers-only exclude each other") }
         if workersOnly { return try await WorkersCommand().run() }
-        try await YonaRuntime.withApplication(.server, arguments: ["yona-server", "serve"], adjust: { config in
-            if noWorkers { config.push.workersEnabled = false }
-            if let hostname { config.host = hostname }
-            if let port {
-                guard (1...65535).contains(port) else { throw CommandFailure.usage("--port must be 1-65535") }
-                config.port = port
+        try await YonaRuntime.withApplication(
+            .server, arguments: ["yona-server", "serve"],
+            adjust: { config in
+                if noWorkers { config.push.workersEnabled = false }
+                if let hostname { config.host = hostname }
+                if let port {
+                    guard (1...65535).contains(port) else { throw CommandFailure.usage("--port must be 1-65535") }
+                    config.port = port
+                }
             }
-        }) { app in
+        ) { app in
             try await app.withMigrationLock { try await app.autoMigrate() }
             try await app.asyncBoot()
             try await YonaRuntime.runServices(app, publicListener: true)

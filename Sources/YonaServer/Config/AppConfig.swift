@@ -156,7 +156,9 @@ public struct AppConfig: Sendable {
         }
         if let key = env["YONA_RECOVERY_KEY"] {
             guard let bytes = Base64URL.decode(key), bytes.count == RecoveryKey.byteCount else {
-                throw Invalid(variable: "YONA_RECOVERY_KEY", problem: "must be 32 bytes in base64url (43 characters, e.g. from `openssl rand 32 | basenc --base64url | tr -d =`)")
+                throw Invalid(
+                    variable: "YONA_RECOVERY_KEY",
+                    problem: "must be 32 bytes in base64url (43 characters, e.g. from `openssl rand 32 | basenc --base64url | tr -d =`)")
             }
             config.recoveryKey = key
         }
@@ -206,8 +208,10 @@ public struct AppConfig: Sendable {
             case "log": config.sms = .log
             case "http":
                 guard let raw = env["YONA_SMS_GATEWAY_URL"], let url = URL(string: raw), ["http", "https"].contains(url.scheme ?? ""),
-                      url.host != nil else {
-                    throw Invalid(variable: "YONA_SMS_GATEWAY_URL", problem: "must be the gateway's absolute http(s) URL when YONA_SMS_PROVIDER is 'http'")
+                    url.host != nil
+                else {
+                    throw Invalid(
+                        variable: "YONA_SMS_GATEWAY_URL", problem: "must be the gateway's absolute http(s) URL when YONA_SMS_PROVIDER is 'http'")
                 }
                 let from = env["YONA_SMS_FROM"] ?? "Yona"
                 guard !from.isEmpty, from.count <= 16 else { throw Invalid(variable: "YONA_SMS_FROM", problem: "must be 1-16 characters") }
@@ -222,7 +226,8 @@ public struct AppConfig: Sendable {
         // Invitation links carry a temporary password and leave by SMS: built from the request's Host header they
         // could point anywhere a caller likes (issue 13, attack 5).
         if config.sms != .log, config.publicBaseURL == nil {
-            throw Invalid(variable: "YONA_PUBLIC_BASE_URL", problem: "must be set when YONA_SMS_PROVIDER sends texts: invitation links are built from it")
+            throw Invalid(
+                variable: "YONA_PUBLIC_BASE_URL", problem: "must be set when YONA_SMS_PROVIDER sends texts: invitation links are built from it")
         }
         return config
     }

@@ -6,8 +6,10 @@ enum DataDirectorySecret {
     /// The stored value if `file` holds one `isValid` accepts; otherwise `generate()`'s, written to `file` (only
     /// with `keep`: a one-off command gets a throwaway value and writes nothing). `created` tells the caller to
     /// announce it. An unwritable file is a configuration error of `variable`.
-    static func loadOrCreate(file name: String, in dataDirectory: URL, variable: String, keep: Bool = true, isValid: (String) -> Bool,
-                             generate: () -> String) throws -> (value: String, file: URL, created: Bool) {
+    static func loadOrCreate(
+        file name: String, in dataDirectory: URL, variable: String, keep: Bool = true, isValid: (String) -> Bool,
+        generate: () -> String
+    ) throws -> (value: String, file: URL, created: Bool) {
         let file = dataDirectory.appendingPathComponent(name)
         if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), isValid(stored) {
             return (stored, file, false)

@@ -25,7 +25,10 @@ final class AsyncSemaphore: Sendable {
     private func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLockedValue { s -> Bool in
-                if s.available > 0 { s.available -= 1; return true }
+                if s.available > 0 {
+                    s.available -= 1
+                    return true
+                }
                 s.waiters.append(continuation)
                 return false
             }
@@ -35,7 +38,10 @@ final class AsyncSemaphore: Sendable {
 
     private func release() {
         let next = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
-            if s.waiters.isEmpty { s.available += 1; return nil }
+            if s.waiters.isEmpty {
+                s.available += 1
+                return nil
+            }
             return s.waiters.removeFirst()
         }
         next?.resume()

@@ -26,9 +26,13 @@ struct RecoveryKey: Sendable {
 
     func open(_ blob: Data, userID: UUID) -> UUID? {
         guard let bytes = try? AEAD.open(Array(blob), key: escrowKey, associatedData: Self.associatedData(userID)),
-              bytes.count == 16 else { return nil }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            bytes.count == 16
+        else { return nil }
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     /// How an overwrite code is stored: useless for guessing offline without this key.
@@ -49,7 +53,10 @@ struct RecoveryKey: Sendable {
             file: "recovery-key", in: dataDirectory, variable: "YONA_RECOVERY_KEY", keep: keep,
             isValid: { Base64URL.decode($0)?.count == byteCount }, generate: { Base64URL.encode(SecureRandom.bytes(byteCount)) })
         if secret.created {
-            FileHandle.standardError.write(Data("Generated the recovery key for lost-phone overwrites (kept in \(secret.file.path)); give every instance the same YONA_RECOVERY_KEY.\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "Generated the recovery key for lost-phone overwrites (kept in \(secret.file.path)); give every instance the same YONA_RECOVERY_KEY.\n"
+                        .utf8))
         }
         return try RecoveryKey(secret: Base64URL.decode(secret.value)!)
     }

@@ -7,16 +7,20 @@ import Prometheus
 final class YonaMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
 
-    private static let latencyBuckets: [Duration] = [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
-                                                     .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10)]
+    private static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+    ]
 
     private func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "yona", metricName: metric, unitName: unit, helpText: help)
     }
 
     func push(outcome: String, errorCode: String) {
-        registry.makeCounter(descriptor: name("pushes", "total", "Push attempts by outcome and provider error code"),
-                             labels: [("outcome", outcome), ("error_code", errorCode)]).increment()
+        registry.makeCounter(
+            descriptor: name("pushes", "total", "Push attempts by outcome and provider error code"),
+            labels: [("outcome", outcome), ("error_code", errorCode)]
+        ).increment()
     }
 
     func pushRetry() {
@@ -24,13 +28,17 @@ final class YonaMetrics: Sendable {
     }
 
     func tokenCleared(reason: String) {
-        registry.makeCounter(descriptor: name("push_tokens_cleared", "total", "Instance IDs cleared, by reason"),
-                             labels: [("reason", reason)]).increment()
+        registry.makeCounter(
+            descriptor: name("push_tokens_cleared", "total", "Instance IDs cleared, by reason"),
+            labels: [("reason", reason)]
+        ).increment()
     }
 
     func fcmRequest(duration: Duration) {
-        registry.makeDurationHistogram(descriptor: name("fcm_request_duration", "seconds", "FCM messages:send latency"),
-                                       labels: [], buckets: Self.latencyBuckets).record(duration)
+        registry.makeDurationHistogram(
+            descriptor: name("fcm_request_duration", "seconds", "FCM messages:send latency"),
+            labels: [], buckets: Self.latencyBuckets
+        ).record(duration)
     }
 
     func oauthRefresh() {
@@ -46,19 +54,28 @@ final class YonaMetrics: Sendable {
     }
 
     func backgroundJobSucceeded(_ job: String) {
-        registry.makeGauge(descriptor: name("background_job_last_success", "timestamp_seconds", "When a background job last finished a round"),
-                           labels: [("job", job)]).set(to: Date().timeIntervalSince1970)
+        registry.makeGauge(
+            descriptor: name("background_job_last_success", "timestamp_seconds", "When a background job last finished a round"),
+            labels: [("job", job)]
+        ).set(to: Date().timeIntervalSince1970)
     }
 
     func backgroundJobFailed(_ job: String) {
-        registry.makeCounter(descriptor: name("background_job_failures", "total", "Background job rounds that failed (logged with their cause)"),
-                             labels: [("job", job)]).increment()
+        registry.makeCounter(
+            descriptor: name("background_job_failures", "total", "Background job rounds that failed (logged with their cause)"),
+            labels: [("job", job)]
+        ).increment()
     }
 
     func keyDerivation(duration: Duration) {
-        registry.makeDurationHistogram(descriptor: name("kdf_duration", "seconds", "Argon2id key-derivation time"),
-                                       labels: [], buckets: [.milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-                                                             .milliseconds(500), .seconds(1), .seconds(2)]).record(duration)
+        registry.makeDurationHistogram(
+            descriptor: name("kdf_duration", "seconds", "Argon2id key-derivation time"),
+            labels: [],
+            buckets: [
+                .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+                .milliseconds(500), .seconds(1), .seconds(2),
+            ]
+        ).record(duration)
     }
 
     /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.

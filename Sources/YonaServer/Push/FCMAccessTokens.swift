@@ -17,7 +17,9 @@ actor FCMAccessTokens {
     }
 
     private struct TokenResponse: Decodable {
-        let access_token: String
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        let access_token: String // OAuth's field names
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         let expires_in: Int
     }
 
@@ -42,8 +44,9 @@ actor FCMAccessTokens {
         self.client = client
         self.metrics = metrics
         let keys = JWTKeyCollection()
-        await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: account.privateKey), digestAlgorithm: .sha256,
-                       kid: JWKIdentifier(string: account.privateKeyID))
+        await keys.add(
+            rsa: try Insecure.RSA.PrivateKey(pem: account.privateKey), digestAlgorithm: .sha256,
+            kid: JWKIdentifier(string: account.privateKeyID))
         self.keys = keys
     }
 
@@ -72,9 +75,10 @@ actor FCMAccessTokens {
 
     private func grant() async throws -> (String, Date) {
         let now = Date()
-        let assertion = try await keys.sign(Grant(
-            iss: .init(value: account.clientEmail), scope: Self.scope, aud: .init(value: [account.tokenURI]),
-            iat: .init(value: now), exp: .init(value: now.addingTimeInterval(3600))), kid: JWKIdentifier(string: account.privateKeyID))
+        let assertion = try await keys.sign(
+            Grant(
+                iss: .init(value: account.clientEmail), scope: Self.scope, aud: .init(value: [account.tokenURI]),
+                iat: .init(value: now), exp: .init(value: now.addingTimeInterval(3600))), kid: JWKIdentifier(string: account.privateKeyID))
         var request = HTTPClientRequest(url: account.tokenURI)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")

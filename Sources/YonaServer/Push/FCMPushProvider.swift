@@ -51,8 +51,9 @@ struct FCMPushProvider: PushProvider {
         let response = try await client.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 256 * 1024)
         let error = response.status == .ok ? nil : (try? JSONDecoder().decode(FCMErrorBody.self, from: Data(body.readableBytesView)))?.error
-        return Answer(status: response.status.code, retryAfter: Self.retryAfter(response.headers.first(name: "Retry-After")),
-                      error: error, accessToken: accessToken)
+        return Answer(
+            status: response.status.code, retryAfter: Self.retryAfter(response.headers.first(name: "Retry-After")),
+            error: error, accessToken: accessToken)
     }
 
     /// push.md's table.
@@ -94,7 +95,10 @@ struct FCMErrorBody: Decodable {
         let type: String
         let errorCode: String?
         let reason: String?
-        enum CodingKeys: String, CodingKey { case type = "@type", errorCode, reason }
+        enum CodingKeys: String, CodingKey {
+            case type = "@type"
+            case errorCode, reason
+        }
     }
     struct Body: Decodable {
         let code: Int?

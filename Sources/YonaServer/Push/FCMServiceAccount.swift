@@ -9,8 +9,11 @@ struct FCMServiceAccount: Decodable, Sendable {
     let tokenURI: String
 
     enum CodingKeys: String, CodingKey {
-        case projectID = "project_id", privateKey = "private_key", privateKeyID = "private_key_id"
-        case clientEmail = "client_email", tokenURI = "token_uri"
+        case projectID = "project_id"
+        case privateKey = "private_key"
+        case privateKeyID = "private_key_id"
+        case clientEmail = "client_email"
+        case tokenURI = "token_uri"
     }
 
     /// Loads and checks the file; any problem is one line naming `YONA_FCM_SERVICE_ACCOUNT`.
@@ -19,7 +22,9 @@ struct FCMServiceAccount: Decodable, Sendable {
             throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "names a file that cannot be read: \(path)")
         }
         guard let account = try? JSONDecoder().decode(FCMServiceAccount.self, from: data) else {
-            throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "is not a service-account JSON (project_id, private_key, private_key_id, client_email, token_uri)")
+            throw AppConfig.Invalid(
+                variable: "YONA_FCM_SERVICE_ACCOUNT",
+                problem: "is not a service-account JSON (project_id, private_key, private_key_id, client_email, token_uri)")
         }
         guard account.privateKey.contains("PRIVATE KEY"), URL(string: account.tokenURI)?.host != nil else {
             throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has no PEM private key or no token_uri")

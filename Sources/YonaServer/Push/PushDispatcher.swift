@@ -78,10 +78,12 @@ struct PushDispatcher: Sendable {
         }
         // The common outcome is finished for the whole round in one statement.
         if !delivered.isEmpty {
-            try await db.sql.raw("""
+            try await db.sql.raw(
+                """
                 UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, claimed_until = NULL, last_error = NULL
                 WHERE id IN (\(binds: delivered))
-                """).run()
+                """
+            ).run()
         }
         return claimed.count
     }
@@ -96,7 +98,8 @@ struct PushDispatcher: Sendable {
             .count()
         guard due > 0 else { return [] }
         let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
-        let rows = try await db.sql.raw("""
+        let rows = try await db.sql.raw(
+            """
             UPDATE push_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
             WHERE id IN (
                 SELECT p.id FROM push_outbox p
@@ -111,13 +114,15 @@ struct PushDispatcher: Sendable {
                 \(lock)
             )
             RETURNING id, device_anonymized_id, message_id, attempts, created_at
-            """).all()
+            """
+        ).all()
         return try rows.map { row in
-            Claimed(id: try row.decode(column: "id", as: UUID.self),
-                    deviceID: try row.decode(column: "device_anonymized_id", as: UUID.self),
-                    messageID: try row.decode(column: "message_id", as: Int64.self),
-                    attempts: try row.decode(column: "attempts", as: Int.self),
-                    createdAt: try row.decode(column: "created_at", as: Date.self))
+            Claimed(
+                id: try row.decode(column: "id", as: UUID.self),
+                deviceID: try row.decode(column: "device_anonymized_id", as: UUID.self),
+                messageID: try row.decode(column: "message_id", as: Int64.self),
+                attempts: try row.decode(column: "attempts", as: Int.self),
+                createdAt: try row.decode(column: "created_at", as: Date.self))
         }
     }
 

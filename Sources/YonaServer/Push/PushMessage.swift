@@ -12,7 +12,8 @@ struct PushMessage: Codable, Sendable, Equatable {
     struct Android: Codable, Sendable, Equatable {
         let priority: String
         let ttl: String
-        let collapse_key: String
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        let collapse_key: String // FCM's field name
     }
     struct APNS: Codable, Sendable, Equatable {
         struct Payload: Codable, Sendable, Equatable {
@@ -33,12 +34,14 @@ struct PushMessage: Codable, Sendable, Equatable {
 
     static func make(token: String, messageID: Int64, publicBaseURL: String, ttlSeconds: Int = 86_400) -> PushMessage {
         let key = "m\(messageID)"
-        return PushMessage(message: Body(
-            token: token,
-            data: ["messageId": String(messageID), "url": "\(publicBaseURL)/messages/\(messageID)"],
-            android: Android(priority: "high", ttl: "\(min(ttlSeconds, maxTTLSeconds))s", collapse_key: key),
-            apns: APNS(headers: ["apns-priority": "5", "apns-push-type": "background", "apns-collapse-id": key],
-                       payload: .init(aps: .init(contentAvailable: 1)))))
+        return PushMessage(
+            message: Body(
+                token: token,
+                data: ["messageId": String(messageID), "url": "\(publicBaseURL)/messages/\(messageID)"],
+                android: Android(priority: "high", ttl: "\(min(ttlSeconds, maxTTLSeconds))s", collapse_key: key),
+                apns: APNS(
+                    headers: ["apns-priority": "5", "apns-push-type": "background", "apns-collapse-id": key],
+                    payload: .init(aps: .init(contentAvailable: 1)))))
     }
 
     var data: [String: String] { message.data }

@@ -26,10 +26,12 @@ struct LogPushProvider: PushProvider {
     var name: String { "log" }
 
     func send(_ message: PushMessage) async -> PushOutcome {
-        logger.info("push recorded", metadata: [
-            "push_provider": "log", "token_hash": .string(TokenHash.of(message.message.token)),
-            "message_id": .string(message.data["messageId"] ?? ""),
-        ])
+        logger.info(
+            "push recorded",
+            metadata: [
+                "push_provider": "log", "token_hash": .string(TokenHash.of(message.message.token)),
+                "message_id": .string(message.data["messageId"] ?? ""),
+            ])
         return .delivered
     }
 }

@@ -60,7 +60,7 @@ struct SerializedWritesDatabase: Database, SQLDatabase {
     var context: DatabaseContext { base.context }
     var inTransaction: Bool { base.inTransaction }
 
-    func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> ()) -> EventLoopFuture<Void> {
+    func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
         switch query.action {
         case .read, .aggregate:
             return base.execute(query: query, onOutput: onOutput)
@@ -106,12 +106,12 @@ struct SerializedWritesDatabase: Database, SQLDatabase {
     var dialect: any SQLDialect { baseSQL.dialect }
     var queryLogLevel: Logger.Level? { baseSQL.queryLogLevel }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
         guard writes(query) else { return baseSQL.execute(sql: query, onRow) }
         return serialized { try await baseSQL.execute(sql: query, onRow) }
     }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) async throws {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         guard writes(query) else { return try await baseSQL.execute(sql: query, onRow) }
         try await writer.withLock { _ in try await baseSQL.execute(sql: query, onRow) }
     }
@@ -172,7 +172,10 @@ final class WriterLock: Sendable {
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLockedValue { s -> Bool in
-                if s.holder == nil { s.holder = token; return true }
+                if s.holder == nil {
+                    s.holder = token
+                    return true
+                }
                 s.waiters.append((token, continuation))
                 return false
             }
@@ -183,7 +186,10 @@ final class WriterLock: Sendable {
 
     private func release() {
         let next = state.withLockedValue { s -> CheckedContinuation<Void, Never>? in
-            guard !s.waiters.isEmpty else { s.holder = nil; return nil }
+            guard !s.waiters.isEmpty else {
+                s.holder = nil
+                return nil
+            }
             let next = s.waiters.removeFirst()
             s.holder = next.token
             return next.continuation

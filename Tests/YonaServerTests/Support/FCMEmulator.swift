@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import NIOConcurrencyHelpers
 import Vapor
+
 @testable import YonaServer
 
 /// A local stand-in for Firebase over real HTTP (push.md "Providers"): an OAuth token endpoint that checks the
@@ -110,16 +111,18 @@ final class FCMEmulator: Sendable {
 
     private func token(_ req: Request, keys: JWTKeyCollection) async throws -> Response {
         struct Form: Content {
-            let grant_type: String
+            // swift-format-ignore: AlwaysUseLowerCamelCase
+            let grant_type: String // OAuth's field name
             let assertion: String
         }
         let form = try req.content.decode(Form.self, as: .urlEncodedForm)
         guard form.grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer",
-              let grant = try? await keys.verify(form.assertion, as: Grant.self),
-              grant.scope == "https://www.googleapis.com/auth/firebase.messaging",
-              grant.iss.value == "pusher@yona-emulator.iam.gserviceaccount.com",
-              grant.aud.value.contains("\(baseURL)/token"),
-              grant.exp.value.timeIntervalSince(grant.iat.value) <= 3600 else {
+            let grant = try? await keys.verify(form.assertion, as: Grant.self),
+            grant.scope == "https://www.googleapis.com/auth/firebase.messaging",
+            grant.iss.value == "pusher@yona-emulator.iam.gserviceaccount.com",
+            grant.aud.value.contains("\(baseURL)/token"),
+            grant.exp.value.timeIntervalSince(grant.iat.value) <= 3600
+        else {
             return Self.json(400, ["error": "invalid_grant"])
         }
         let token = "emu-\(UUID().uuidString)"
@@ -141,24 +144,35 @@ final class FCMEmulator: Sendable {
         let body = Data(req.body.data.map { $0.readableBytesView } ?? ByteBuffer().readableBytesView)
         let violations = schema.violations(of: body)
         guard violations.isEmpty else {
-            return Self.error(400, "INVALID_ARGUMENT", details: [
-                ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"],
-                ["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [["field": "message", "description": violations.joined(separator: "; ")]]]])
+            return Self.error(
+                400, "INVALID_ARGUMENT",
+                details: [
+                    ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"],
+                    [
+                        "@type": "type.googleapis.com/google.rpc.BadRequest",
+                        "fieldViolations": [["field": "message", "description": violations.joined(separator: "; ")]],
+                    ],
+                ])
         }
         if state.withLockedValue({ $0.hanging }) {
             state.withLockedValue { $0.hungRequests += 1 }
             while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
             if !state.withLockedValue({ $0.answerAfterHang }) { return Self.error(503, "UNAVAILABLE", details: []) }
         }
-        let token = ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])
+        let token =
+            ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])
             .flatMap { ($0["message"] as? [String: Any])?["token"] as? String } ?? ""
         func fcm(_ code: String) -> [String: Any] { ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": code] }
         switch token.split(separator: "-").first.map(String.init) ?? "" {
         case "unregistered": return Self.error(404, "NOT_FOUND", details: [fcm("UNREGISTERED")])
         case "malformed": return Self.error(400, "INVALID_ARGUMENT", details: [fcm("INVALID_ARGUMENT")])
         case "apnsdead":
-            return Self.error(400, "INVALID_ARGUMENT", details: [fcm("INVALID_ARGUMENT"),
-                ["@type": "type.googleapis.com/google.firebase.fcm.v1.ApnsError", "statusCode": 410, "reason": "Unregistered"]])
+            return Self.error(
+                400, "INVALID_ARGUMENT",
+                details: [
+                    fcm("INVALID_ARGUMENT"),
+                    ["@type": "type.googleapis.com/google.firebase.fcm.v1.ApnsError", "statusCode": 410, "reason": "Unregistered"],
+                ])
         case "sender": return Self.error(403, "PERMISSION_DENIED", details: [fcm("SENDER_ID_MISMATCH")])
         case "thirdparty": return Self.error(401, "UNAUTHENTICATED", details: [fcm("THIRD_PARTY_AUTH_ERROR")])
         case "unavailable": return Self.error(503, "UNAVAILABLE", details: [fcm("UNAVAILABLE")], retryAfter: "7")

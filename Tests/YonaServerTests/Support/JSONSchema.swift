@@ -11,12 +11,19 @@ enum JSONValue: Decodable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     static func parse(_ data: Data) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: data) }
@@ -49,7 +56,10 @@ struct JSONSchema {
     ]
 
     private func check(_ value: JSONValue, against schemaValue: JSONValue, at path: String, into found: inout [String]) {
-        guard case .object(let schema) = schemaValue else { found.append("\(path): schema is not an object"); return }
+        guard case .object(let schema) = schemaValue else {
+            found.append("\(path): schema is not an object")
+            return
+        }
         for key in schema.keys where !Self.known.contains(key) { found.append("\(path): schema keyword \(key) is not supported") }
         if case .string(let type)? = schema["type"], !Self.matches(value, type: type) {
             found.append("\(path): expected \(type)")

@@ -5,6 +5,7 @@ import NIOHTTP1
 import ServiceLifecycle
 import Testing
 import Vapor
+
 @testable import YonaServer
 
 /// The databases every store-touching test runs on. PostgreSQL joins when `scripts/test` has started one
@@ -41,8 +42,10 @@ final class TestServer: APIDriving {
     private let jobs: (group: ServiceGroup, task: Task<Void, Never>)?
     private let cleanup: @Sendable () async -> Void
 
-    private init(app: Application, baseURL: String, database: TestDatabase, databaseLocation: String, listeners: HTTPListeners,
-                 jobs: (group: ServiceGroup, task: Task<Void, Never>)?, cleanup: @escaping @Sendable () async -> Void) {
+    private init(
+        app: Application, baseURL: String, database: TestDatabase, databaseLocation: String, listeners: HTTPListeners,
+        jobs: (group: ServiceGroup, task: Task<Void, Never>)?, cleanup: @escaping @Sendable () async -> Void
+    ) {
         self.app = app
         self.baseURL = baseURL
         self.database = database
@@ -53,8 +56,10 @@ final class TestServer: APIDriving {
         self.cleanup = cleanup
     }
 
-    static func start(_ database: TestDatabase, sharingDatabaseOf other: TestServer? = nil,
-                      adjust: (inout AppConfig) -> Void = { _ in }) async throws -> TestServer {
+    static func start(
+        _ database: TestDatabase, sharingDatabaseOf other: TestServer? = nil,
+        adjust: (inout AppConfig) -> Void = { _ in }
+    ) async throws -> TestServer {
         var config = AppConfig.default
         config.testServer = true
         config.port = 0
@@ -79,7 +84,8 @@ final class TestServer: APIDriving {
             config.database = other!.app.yona.config.database
             dropDatabase = {}
         case .sqlite:
-            location = FileManager.default.temporaryDirectory
+            location =
+                FileManager.default.temporaryDirectory
                 .appendingPathComponent("yona-test-\(UUID().uuidString).sqlite").path
             config.database = .sqlite(path: location)
             dropDatabase = {
@@ -114,12 +120,16 @@ final class TestServer: APIDriving {
             throw TestSetupError(description: "server has no port")
         }
         let backgroundJobs = app.backgroundJobs
-        let jobs = backgroundJobs.isEmpty ? nil : { () -> (group: ServiceGroup, task: Task<Void, Never>) in
-            let group = ServiceGroup(services: backgroundJobs, logger: app.logger)
-            return (group, Task { try? await group.run() })
-        }()
-        return TestServer(app: app, baseURL: "http://127.0.0.1:\(port)", database: database,
-                          databaseLocation: location, listeners: listeners, jobs: jobs, cleanup: dropDatabase)
+        let jobs =
+            backgroundJobs.isEmpty
+            ? nil
+            : { () -> (group: ServiceGroup, task: Task<Void, Never>) in
+                let group = ServiceGroup(services: backgroundJobs, logger: app.logger)
+                return (group, Task { try? await group.run() })
+            }()
+        return TestServer(
+            app: app, baseURL: "http://127.0.0.1:\(port)", database: database,
+            databaseLocation: location, listeners: listeners, jobs: jobs, cleanup: dropDatabase)
     }
 
     static let internalToken = "test-internal-token-0123456789"
@@ -140,8 +150,10 @@ final class TestServer: APIDriving {
 }
 
 /// Runs `body` against a fresh server and always tears it down.
-func withServer(_ database: TestDatabase, adjust: (inout AppConfig) -> Void = { _ in },
-                _ body: (TestServer) async throws -> Void) async throws {
+func withServer(
+    _ database: TestDatabase, adjust: (inout AppConfig) -> Void = { _ in },
+    _ body: (TestServer) async throws -> Void
+) async throws {
     let server = try await TestServer.start(database, adjust: adjust)
     do {
         try await body(server)
@@ -226,8 +238,10 @@ private let errorSchema = try! JSONSchema.load("error.schema.json")
 
 extension APIDriving {
     /// Sends one request and collects the whole answer.
-    func request(_ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
-                 json: Any? = nil, body: Data? = nil, contentType: String? = "application/json") async throws -> APIResponse {
+    func request(
+        _ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
+        json: Any? = nil, body: Data? = nil, contentType: String? = "application/json"
+    ) async throws -> APIResponse {
         var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -257,7 +271,8 @@ struct TestServerProbe: APIDriving {
     }
 
     static func freePort() throws -> Int {
-        let output = try PostgresAdmin.tool("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"])
+        let output = try PostgresAdmin.tool(
+            "python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"])
         guard let port = Int(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw TestSetupError(description: "no free port")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// What Yona's own integration tests assert about every user and device document (their
@@ -8,13 +9,16 @@ enum YonaAssertions {
     static let uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 
     static let userToBeConfirmedProperties: Set<String> = [
-        "mobileNumber", "creationTime", "_links", "firstName", "lastName", "nickname", "yonaPassword", "appLastOpenedDate"]
+        "mobileNumber", "creationTime", "_links", "firstName", "lastName", "nickname", "yonaPassword", "appLastOpenedDate",
+    ]
     static let userConfirmedProperties = userToBeConfirmedProperties.union(["_embedded"])
     static let userToBeConfirmedLinks: Set<String> = [
-        "self", "curies", "yona:confirmMobileNumber", "yona:resendMobileNumberConfirmationCode", "edit"]
+        "self", "curies", "yona:confirmMobileNumber", "yona:resendMobileNumberConfirmationCode", "edit",
+    ]
     static let userConfirmedLinks: Set<String> = [
         "self", "curies", "edit", "yona:messages", "yona:dailyActivityReports", "yona:weeklyActivityReports",
-        "yona:dailyActivityReportsWithBuddies", "yona:newDeviceRequest", "yona:editUserPhoto", "yona:requestPinReset"]
+        "yona:dailyActivityReportsWithBuddies", "yona:newDeviceRequest", "yona:editUserPhoto", "yona:requestPinReset",
+    ]
     static let userEmbedded: Set<String> = ["yona:devices", "yona:goals", "yona:buddies"]
 
     /// `assertUser(json, skipPropertySetAssertion: false)`: the own user as the app gets it from create, confirm,
@@ -41,8 +45,9 @@ enum YonaAssertions {
             #expect(Set((user["_embedded"] as? [String: Any] ?? [:]).keys) == userEmbedded, sourceLocation: sourceLocation)
         }
         let selfHref = value(user, "_links", "self", "href") as? String ?? ""
-        #expect(selfHref.wholeMatch(of: try! Regex("(?i)^.*/\(uuid)\\?requestingUserId=\(uuid)&requestingDeviceId=\(uuid)$")) != nil,
-                "self: \(selfHref)", sourceLocation: sourceLocation)
+        #expect(
+            selfHref.wholeMatch(of: try! Regex("(?i)^.*/\(uuid)\\?requestingUserId=\(uuid)&requestingDeviceId=\(uuid)$")) != nil,
+            "self: \(selfHref)", sourceLocation: sourceLocation)
         if !toBeConfirmed && defaultDevice {
             let devices = value(user, "_embedded", "yona:devices", "_embedded", "yona:devices") as? [[String: Any]] ?? []
             #expect(devices.count == 1, sourceLocation: sourceLocation)
@@ -58,12 +63,14 @@ enum YonaAssertions {
         case "ANDROID": #expect((device["name"] as? String)?.hasSuffix("'s S8") == true, sourceLocation: sourceLocation)
         default: Issue.record("operating system \(String(describing: device["operatingSystem"]))", sourceLocation: sourceLocation)
         }
-        #expect((device["registrationTime"] as? String)?.wholeMatch(of: /[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+\d{4}/) != nil,
-                sourceLocation: sourceLocation)
+        #expect(
+            (device["registrationTime"] as? String)?.wholeMatch(of: /[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+\d{4}/) != nil,
+            sourceLocation: sourceLocation)
         #expect((device["appLastOpenedDate"] as? String)?.wholeMatch(of: /[0-9]{4}-[0-9]{2}-[0-9]{2}/) != nil, sourceLocation: sourceLocation)
         #expect(device["vpnConnected"] is Bool, sourceLocation: sourceLocation)
-        #expect((value(device, "vpnProfile", "vpnLoginID") as? String)?.wholeMatch(of: try! Regex("(?i)^\(uuid)\\$[0-9]+$")) != nil,
-                sourceLocation: sourceLocation)
+        #expect(
+            (value(device, "vpnProfile", "vpnLoginID") as? String)?.wholeMatch(of: try! Regex("(?i)^\(uuid)\\$[0-9]+$")) != nil,
+            sourceLocation: sourceLocation)
         #expect((value(device, "vpnProfile", "vpnPassword") as? String)?.count == 32, sourceLocation: sourceLocation)
         #expect(value(device, "vpnProfile", "_links", "yona:ovpnProfile", "href") is String, sourceLocation: sourceLocation)
     }
@@ -97,8 +104,10 @@ struct YonaApp {
     func link(_ rel: String) -> String? { value(json, "_links", rel, "href") as? String }
 
     /// `appService.addUser` (+ confirm with the test server's code, as `addRichard` does).
-    static func add(_ server: TestServer, firstName: String, nickname: String, device: [String: Any] = [:],
-                    confirm: Bool = true) async throws -> YonaApp {
+    static func add(
+        _ server: TestServer, firstName: String, nickname: String, device: [String: Any] = [:],
+        confirm: Bool = true
+    ) async throws -> YonaApp {
         var body: [String: Any] = ["firstName": firstName, "lastName": "Quinn", "nickname": nickname, "mobileNumber": randomMobileNumber()]
         body.merge(device) { $1 }
         let created = try await server.request(.POST, "/users/", json: body)

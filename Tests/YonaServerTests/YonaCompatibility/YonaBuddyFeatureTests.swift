@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// Yona's buddy and message features (`BasicBuddyTest`, `MessagingTest`, `DisclosureTest`, `UpdateBuddyUserInfoTest`,
@@ -40,15 +41,21 @@ import Testing
         #expect(linkSet(buddyUser) == ["self"], sourceLocation: sourceLocation)
     }
 
-    @Test("BasicBuddyTest: Richard requests Bob to become his buddy; Bob finds the buddy request; Bob accepts Richard's buddy request; Richard finds Bob's buddy connect response; Richard and Bob can see each other's information",
-          arguments: TestDatabase.available)
+    @Test(
+        "BasicBuddyTest: Richard requests Bob to become his buddy; Bob finds the buddy request; Bob accepts Richard's buddy request; Richard finds Bob's buddy connect response; Richard and Bob can see each other's information",
+        arguments: TestDatabase.available)
     func connectAndSeeEachOther(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
             let bob = try await server.createUser(firstName: "Bob", nickname: "BD")
-            let requested = try await server.request(.POST, "\(richard.path)/buddies/", headers: richard.passwordHeader, json: [
-                "_embedded": ["yona:user": ["firstName": "Bobby", "lastName": "Dun", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@dunn.net"]],
-                "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"])
+            let requested = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": ["firstName": "Bobby", "lastName": "Dun", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@dunn.net"]
+                    ],
+                    "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
             #expect(requested.status == 201, "\(requested.text)")
             #expect(value(requested.json, "_links", "yona:user") == nil, "a buddy has no yona:user link; the user is embedded")
             Self.assertBuddyUser(value(requested.json, "_embedded", "yona:user") as? [String: Any], established: false)
@@ -61,16 +68,19 @@ import Testing
             #expect(value(request, "_embedded", "yona:user", "_links") == nil, "not followable before it is accepted")
             #expect(request["message"] as? String == "Would you like to be my buddy?")
             #expect(request["nickname"] as? String == "RQ")
-            let early = try await server.request(.DELETE, try #require(value(request, "_links", "self", "href") as? String), headers: bob.passwordHeader)
+            let early = try await server.request(
+                .DELETE, try #require(value(request, "_links", "self", "href") as? String), headers: bob.passwordHeader)
             #expect(early.status == 400, "MessagingTest: Bob tries to delete Richard's buddy request before it is processed")
             #expect(early.errorCode == "error.cannot.delete.unprocessed.message")
 
-            let accepted = try await server.request(.POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
-                                                    headers: bob.passwordHeader, json: ["properties": ["message": "Yes, great idea!"]])
+            let accepted = try await server.request(
+                .POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
+                headers: bob.passwordHeader, json: ["properties": ["message": "Yes, great idea!"]])
             #expect(accepted.status == 200)
             let processed = try #require(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
             #expect(Self.linkSet(processed).contains("edit"), "answered, the request can be deleted")
-            #expect(value(processed, "_embedded", "yona:user", "_links", "self", "href") as? String
+            #expect(
+                value(processed, "_embedded", "yona:user", "_links", "self", "href") as? String
                     == "\(server.baseURL)/users/\(richard.id)?requestingUserId=\(bob.id)", "accepted, the requester can be followed")
 
             // Richard finds the response, from Bob's own account
@@ -80,7 +90,9 @@ import Testing
             #expect(response["nickname"] as? String == "BD")
             #expect((value(response, "_links", "yona:user", "href") as? String) == "\(server.baseURL)/users/\(bob.id)?requestingUserId=\(richard.id)")
             let richardsBuddy = try await Self.buddyEntry(server, richard)
-            #expect(value(response, "_links", "yona:buddy", "href") as? String == YonaAssertions.stripped(value(richardsBuddy, "_links", "self", "href") as? String))
+            #expect(
+                value(response, "_links", "yona:buddy", "href") as? String
+                    == YonaAssertions.stripped(value(richardsBuddy, "_links", "self", "href") as? String))
 
             // each sees the other's user: Bob's own names replace the ones Richard typed
             #expect(richardsBuddy["sendingStatus"] as? String == "ACCEPTED")
@@ -101,15 +113,18 @@ import Testing
             #expect(goalHref.hasSuffix("?requestingUserId=\(richard.id)"))
             #expect(try await server.request(.GET, goalHref, headers: richard.passwordHeader).status == 200)
             let goalsHref = try #require(value(bobAsSeen, "_embedded", "yona:goals", "_links", "self", "href") as? String)
-            #expect((value(try await server.request(.GET, goalsHref, headers: richard.passwordHeader).json, "_embedded", "yona:goals") as? [Any])?.count == 1)
+            #expect(
+                (value(try await server.request(.GET, goalsHref, headers: richard.passwordHeader).json, "_embedded", "yona:goals") as? [Any])?.count
+                    == 1)
             let richardAsSeen = value(try await Self.buddyEntry(server, bob), "_embedded", "yona:user") as? [String: Any]
             Self.assertBuddyUser(richardAsSeen, established: true)
             #expect(richardAsSeen?["nickname"] as? String == "RQ")
         }
     }
 
-    @Test("BasicBuddyTest: Richard deletes Bob's buddy entry before Bob accepts; RemoveUserTest: Remove Richard with pending buddy request to Bob and verify buddy request is removed",
-          arguments: TestDatabase.available)
+    @Test(
+        "BasicBuddyTest: Richard deletes Bob's buddy entry before Bob accepts; RemoveUserTest: Remove Richard with pending buddy request to Bob and verify buddy request is removed",
+        arguments: TestDatabase.available)
     func withdrawnRequests(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser(nickname: "RQ")
@@ -122,7 +137,8 @@ import Testing
             try await OverwriteTests.invite(server, from: richard, to: carol)
             // act: Richard removes Bob before Bob answered; then Richard's account goes with Carol's request pending
             let buddy = try await Self.buddyEntry(server, richard)
-            let removed = try await server.request(.DELETE, try #require(value(buddy, "_links", "edit", "href") as? String), headers: richard.passwordHeader)
+            let removed = try await server.request(
+                .DELETE, try #require(value(buddy, "_links", "edit", "href") as? String), headers: richard.passwordHeader)
             #expect(removed.status == 204)
             #expect(try await Self.messages(server, bob, type: "BuddyConnectRequestMessage").isEmpty)
             #expect(try await Self.messages(server, bob, type: "BuddyDisconnectMessage").isEmpty, "a request taken back is no disconnect")
@@ -131,8 +147,9 @@ import Testing
         }
     }
 
-    @Test("RemoveUserTest: Remove Richard while being a buddy of Bob and verify that Bob receives a buddy disconnect message; Remove Richard with pending buddy request from Bob and verify that Bob receives a reject message",
-          arguments: TestDatabase.available)
+    @Test(
+        "RemoveUserTest: Remove Richard while being a buddy of Bob and verify that Bob receives a buddy disconnect message; Remove Richard with pending buddy request from Bob and verify that Bob receives a reject message",
+        arguments: TestDatabase.available)
     func removedAccounts(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
@@ -145,8 +162,9 @@ import Testing
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.refdag.nl")
             #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").count == 1)
             // act
-            let deleted = try await server.request(.DELETE, "\(richard.path)?message=Goodbye%20friends!%20I%20deinstalled%20the%20Internet",
-                                                   headers: richard.passwordHeader)
+            let deleted = try await server.request(
+                .DELETE, "\(richard.path)?message=Goodbye%20friends!%20I%20deinstalled%20the%20Internet",
+                headers: richard.passwordHeader)
             #expect(deleted.status == 204)
             // check: Bob keeps only the disconnect, with Richard's words
             let bobsMessages = try await server.messages(bob)
@@ -164,8 +182,9 @@ import Testing
         }
     }
 
-    @Test("DisclosureTest: Disclosure link is available to buddy, not to <self>; Richard receives Bob's request for disclosure of a message; Richard accepts Bob's request for disclosure of a message",
-          arguments: TestDatabase.available)
+    @Test(
+        "DisclosureTest: Disclosure link is available to buddy, not to <self>; Richard receives Bob's request for disclosure of a message; Richard accepts Bob's request for disclosure of a message",
+        arguments: TestDatabase.available)
     func disclosure(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let (richard, bob, ua) = try await Self.buddiesWithANewsNoGoGoal(server)
@@ -175,8 +194,9 @@ import Testing
             let copy = try #require(try await Self.messages(server, bob, type: "GoalConflictMessage").first)
             #expect(Self.linkSet(copy) == ["self", "edit", "yona:buddy", "yona:activityCategory", "yona:requestDisclosure", "yona:markRead"])
             // Bob asks
-            let asked = try await server.request(.POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
-                                                 headers: bob.passwordHeader, json: ["properties": ["message": "Can I have a look?"]])
+            let asked = try await server.request(
+                .POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
+                headers: bob.passwordHeader, json: ["properties": ["message": "Can I have a look?"]])
             #expect(asked.status == 200)
             let request = try #require(try await Self.messages(server, richard, type: "DisclosureRequestMessage").first)
             #expect(request["message"] as? String == "Can I have a look?")
@@ -184,10 +204,12 @@ import Testing
             #expect(value(request, "_links", "related", "href") as? String == value(own, "_links", "self", "href") as? String)
             #expect((value(request, "_links", "yona:user", "href") as? String)?.hasPrefix("\(server.baseURL)/users/\(bob.id)") == true)
             // Richard accepts
-            let accepted = try await server.request(.POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
-                                                    headers: richard.passwordHeader, json: ["properties": ["message": "Sure!"]])
+            let accepted = try await server.request(
+                .POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
+                headers: richard.passwordHeader, json: ["properties": ["message": "Sure!"]])
             #expect(accepted.status == 200)
-            #expect(Self.linkSet(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
+            #expect(
+                Self.linkSet(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
                     == ["self", "edit", "related", "yona:buddy", "yona:user", "yona:markRead"])
             let response = try #require(try await Self.messages(server, bob, type: "DisclosureResponseMessage").first)
             #expect(response["message"] as? String == "Sure!")
@@ -198,8 +220,9 @@ import Testing
         }
     }
 
-    @Test("MessagingTest: Richard deletes a goal conflict message. After that, it's gone for Bob too; Bob deletes a goal conflict message. After that, Richard still has it",
-          arguments: TestDatabase.available)
+    @Test(
+        "MessagingTest: Richard deletes a goal conflict message. After that, it's gone for Bob too; Bob deletes a goal conflict message. After that, Richard still has it",
+        arguments: TestDatabase.available)
     func deletingConflicts(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let (richard, bob, ua) = try await Self.buddiesWithANewsNoGoGoal(server)
@@ -208,13 +231,15 @@ import Testing
             let bobsCopies = try await Self.messages(server, bob, type: "GoalConflictMessage")
             #expect(bobsCopies.count == 2)
             // Bob deletes his copy of the older one: Richard keeps his
-            let bobDeleted = try await server.request(.DELETE, try #require(value(bobsCopies.last, "_links", "edit", "href") as? String),
-                                                      headers: bob.passwordHeader)
+            let bobDeleted = try await server.request(
+                .DELETE, try #require(value(bobsCopies.last, "_links", "edit", "href") as? String),
+                headers: bob.passwordHeader)
             #expect(bobDeleted.status == 200)
             #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 2)
             // Richard deletes his newer one: Bob's copy goes too
             let newest = try #require(try await Self.messages(server, richard, type: "GoalConflictMessage").first)
-            let deleted = try await server.request(.DELETE, try #require(value(newest, "_links", "edit", "href") as? String), headers: richard.passwordHeader)
+            let deleted = try await server.request(
+                .DELETE, try #require(value(newest, "_links", "edit", "href") as? String), headers: richard.passwordHeader)
             #expect(deleted.status == 200)
             #expect((value(deleted.json, "_embedded", "yona:affectedMessages") as? [Any])?.isEmpty == true)
             #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 1)
@@ -228,9 +253,10 @@ import Testing
             let richard = try await server.createUser(nickname: "RQ")
             let bob = try await server.createUser(nickname: "BD")
             try await BuddyTests.connect(server, richard: richard, bob: bob)
-            let added = try await server.request(.POST, "\(richard.path)/goals/?message=Going%20to%20monitor%20my%20social%20time!",
-                                                 headers: richard.passwordHeader,
-                                                 json: YonaGoalFeatureTests.budget(server, GoalsTests.social, "60"))
+            let added = try await server.request(
+                .POST, "\(richard.path)/goals/?message=Going%20to%20monitor%20my%20social%20time!",
+                headers: richard.passwordHeader,
+                json: YonaGoalFeatureTests.budget(server, GoalsTests.social, "60"))
             #expect(added.status == 201, "\(added.text)")
             #expect(added.json["maxDurationMinutes"] as? Int == 60)
             let change = try #require(try await Self.messages(server, bob, type: "GoalChangeMessage").first)
@@ -239,7 +265,8 @@ import Testing
             #expect(change["nickname"] as? String == "RQ")
             #expect(Self.linkSet(change) == ["self", "edit", "related", "yona:user", "yona:buddy", "yona:markRead"])
             #expect(value(change, "_links", "related", "href") as? String == "\(server.baseURL)/activityCategories/\(GoalsTests.social)")
-            #expect(value(change, "_links", "yona:buddy", "href") as? String
+            #expect(
+                value(change, "_links", "yona:buddy", "href") as? String
                     == YonaAssertions.stripped(value(try await Self.buddyEntry(server, bob), "_links", "self", "href") as? String))
             #expect((value(change, "_links", "yona:user", "href") as? String)?.hasPrefix("\(server.baseURL)/users/\(richard.id)") == true)
             #expect(change["_embedded"] == nil)
@@ -247,13 +274,15 @@ import Testing
             // a conflict on the goal, then the goal goes: its conflicts go from both inboxes; the deletion is told
             let (ua, _) = try await server.vpnLogin(richard)
             try await server.postNetworkActivity(ua, categories: ["social"], url: "http://social.example")
-            let noGo = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                json: YonaGoalFeatureTests.budget(server, GoalsTests.news, "0"))
+            let noGo = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: YonaGoalFeatureTests.budget(server, GoalsTests.news, "0"))
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.refdag.nl")
             #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 1)
             #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").count == 1)
-            let removed = try await server.request(.DELETE, "\(try #require(value(noGo.json, "_links", "edit", "href") as? String))?message=Bye",
-                                                   headers: richard.passwordHeader)
+            let removed = try await server.request(
+                .DELETE, "\(try #require(value(noGo.json, "_links", "edit", "href") as? String))?message=Bye",
+                headers: richard.passwordHeader)
             #expect(removed.status == 204)
             #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").isEmpty)
             #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").isEmpty)
@@ -263,8 +292,9 @@ import Testing
         }
     }
 
-    @Test("UpdateBuddyUserInfoTest: Buddy updates info which causes buddy info change message and nickname update on process; Buddy changes first and last name which causes buddy info change message too",
-          arguments: TestDatabase.available)
+    @Test(
+        "UpdateBuddyUserInfoTest: Buddy updates info which causes buddy info change message and nickname update on process; Buddy changes first and last name which causes buddy info change message too",
+        arguments: TestDatabase.available)
     func buddyInfoChange(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser(nickname: "RQ")
@@ -272,9 +302,12 @@ import Testing
             try await BuddyTests.connect(server, richard: richard, bob: bob)
             let bobsProfile = try await server.request(.GET, bob.profilePath, headers: bob.passwordHeader)
             let edit = try #require(value(bobsProfile.json, "_links", "self", "href") as? String)
-            let updated = try await server.request(.PUT, edit, headers: bob.passwordHeader, json: [
-                "firstName": "Robert", "lastName": "Dunstan", "nickname": "Bobby", "mobileNumber": bob.mobileNumber,
-                "yonaPassword": bob.password, "_links": ["self": ["href": edit]]])
+            let updated = try await server.request(
+                .PUT, edit, headers: bob.passwordHeader,
+                json: [
+                    "firstName": "Robert", "lastName": "Dunstan", "nickname": "Bobby", "mobileNumber": bob.mobileNumber,
+                    "yonaPassword": bob.password, "_links": ["self": ["href": edit]],
+                ])
             #expect(updated.status == 200, "\(updated.text)")
             let changes = try await Self.messages(server, richard, type: "BuddyInfoChangeMessage")
             #expect(changes.count == 1)
@@ -288,16 +321,18 @@ import Testing
         }
     }
 
-    @Test("DeviceManagementTest: Richard updates his device name; Bob gets the update; Richard deletes one of his devices; Bob gets the update",
-          arguments: TestDatabase.available)
+    @Test(
+        "DeviceManagementTest: Richard updates his device name; Bob gets the update; Richard deletes one of his devices; Bob gets the update",
+        arguments: TestDatabase.available)
     func deviceChangeMessages(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser(nickname: "RQ")
             let bob = try await server.createUser(nickname: "BD")
             try await BuddyTests.connect(server, richard: richard, bob: bob)
             let (deviceID, _) = try await DevicesTests.firstDevice(server, richard)
-            let renamed = try await server.request(.PUT, "\(richard.path)/devices/\(deviceID)", headers: richard.passwordHeader,
-                                                   json: ["name": "Richard's iPhone"])
+            let renamed = try await server.request(
+                .PUT, "\(richard.path)/devices/\(deviceID)", headers: richard.passwordHeader,
+                json: ["name": "Richard's iPhone"])
             #expect(renamed.status == 200)
             let change = try #require(try await Self.messages(server, bob, type: "BuddyDeviceChangeMessage").first)
             #expect(change["message"] as? String == "User renamed device 'First device' into 'Richard's iPhone'")
@@ -307,8 +342,9 @@ import Testing
         }
     }
 
-    @Test("CreateUserOnBuddyRequestTest: Richard successfully creates a buddy request after confirming his own mobile number; Bob downloads the app and uses it to open the link sent in the e-mail and load the prefilled data provided by Richard; Bob adjusts data and submits; app saves with the device password",
-          arguments: TestDatabase.available)
+    @Test(
+        "CreateUserOnBuddyRequestTest: Richard successfully creates a buddy request after confirming his own mobile number; Bob downloads the app and uses it to open the link sent in the e-mail and load the prefilled data provided by Richard; Bob adjusts data and submits; app saves with the device password",
+        arguments: TestDatabase.available)
     func invitedAccount(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
@@ -340,8 +376,9 @@ import Testing
             #expect(again.status == 400)
             #expect(again.errorCode == "error.decrypting.data")
             let password = try #require(saved.json["yonaPassword"] as? String)
-            let reloaded = try await server.request(.GET, try #require(value(saved.json, "_links", "self", "href") as? String),
-                                                    headers: [("Yona-Password", password)])
+            let reloaded = try await server.request(
+                .GET, try #require(value(saved.json, "_links", "self", "href") as? String),
+                headers: [("Yona-Password", password)])
             #expect(reloaded.json["firstName"] as? String == "Bob")
             #expect(reloaded.json["_embedded"] == nil, "the number is not confirmed yet")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// Yona's `DeviceTest` and `DeviceManagementTest` features that concern what exists here, walked through the links
@@ -7,8 +8,10 @@ import Testing
 @Suite struct YonaDeviceFeatureTests {
     static let androidInstanceID = UUID().uuidString
     static var androidDevice: [String: Any] {
-        ["deviceName": "John's S8", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "9.9.9",
-         "deviceAppVersionCode": 999, "deviceFirebaseInstanceId": androidInstanceID]
+        [
+            "deviceName": "John's S8", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "9.9.9",
+            "deviceAppVersionCode": 999, "deviceFirebaseInstanceId": androidInstanceID,
+        ]
     }
 
     @Test("DeviceTest: Create John Doe with an Android device", arguments: TestDatabase.available)
@@ -28,22 +31,29 @@ import Testing
         }
     }
 
-    @Test("DeviceTest: Richard posts app opened event with a valid operating system and app version; Try to post app opened event with different operating system; Try to post app opened event with an invalid version code (negative)",
-          arguments: TestDatabase.available)
+    @Test(
+        "DeviceTest: Richard posts app opened event with a valid operating system and app version; Try to post app opened event with different operating system; Try to post app opened event with an invalid version code (negative)",
+        arguments: TestDatabase.available)
     func appOpenedEvents(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: [
-                "deviceName": "Richard's iPhone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "9.9.9", "deviceAppVersionCode": 999])
+            let richard = try await YonaApp.add(
+                server, firstName: "Richard", nickname: "RQ",
+                device: [
+                    "deviceName": "Richard's iPhone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "9.9.9", "deviceAppVersionCode": 999,
+                ])
             let openApp = try #require(value(richard.requestingDevice, "_links", "yona:postOpenAppEvent", "href") as? String)
             // Yona's test client sends the version code as a JSON string
-            let valid = try await server.request(.POST, openApp, headers: richard.headers,
-                                                 json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": "999"])
+            let valid = try await server.request(
+                .POST, openApp, headers: richard.headers,
+                json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": "999"])
             #expect(valid.status == 204, "\(valid.text)")
-            let otherOS = try await server.request(.POST, openApp, headers: richard.headers,
-                                                   json: ["operatingSystem": "ANDROID", "appVersion": "9.9.9", "appVersionCode": "999"])
+            let otherOS = try await server.request(
+                .POST, openApp, headers: richard.headers,
+                json: ["operatingSystem": "ANDROID", "appVersion": "9.9.9", "appVersionCode": "999"])
             #expect(otherOS.errorCode == "error.device.cannot.switch.operating.system")
-            let negative = try await server.request(.POST, openApp, headers: richard.headers,
-                                                    json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": "-2"])
+            let negative = try await server.request(
+                .POST, openApp, headers: richard.headers,
+                json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": "-2"])
             #expect(negative.status == 400)
             #expect(negative.errorCode == "error.device.invalid.version.code")
         }
@@ -76,10 +86,17 @@ import Testing
             #expect(john.requestingDevice?["operatingSystem"] as? String == "UNKNOWN")
             let appActivity = try #require(value(john.requestingDevice, "_links", "yona:appActivity", "href") as? String)
             let now = Date()
-            let posted = try await server.request(.POST, appActivity, headers: john.headers, json: [
-                "deviceDateTime": YonaDateFormat.timestamp(now),
-                "activities": [["application": "Poker App", "startTime": YonaDateFormat.timestamp(now.addingTimeInterval(-3600)),
-                                "endTime": YonaDateFormat.timestamp(now)]]])
+            let posted = try await server.request(
+                .POST, appActivity, headers: john.headers,
+                json: [
+                    "deviceDateTime": YonaDateFormat.timestamp(now),
+                    "activities": [
+                        [
+                            "application": "Poker App", "startTime": YonaDateFormat.timestamp(now.addingTimeInterval(-3600)),
+                            "endTime": YonaDateFormat.timestamp(now),
+                        ]
+                    ],
+                ])
             #expect(posted.status == 204, "\(posted.text)")
             let reloaded = try await john.reload()
             #expect(reloaded.devices.count == 1)
@@ -104,21 +121,24 @@ import Testing
         }
     }
 
-    @Test("DeviceManagementTest: Richard updates his device firebase instance id; device is updated but not disclosed to Bob",
-          arguments: TestDatabase.available)
+    @Test(
+        "DeviceManagementTest: Richard updates his device firebase instance id; device is updated but not disclosed to Bob",
+        arguments: TestDatabase.available)
     func instanceIDWithSpaces(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
             let edit = try #require(value(richard.requestingDevice, "_links", "edit", "href") as? String)
-            let updated = try await server.request(.PUT, edit, headers: richard.headers,
-                                                   json: ["name": "First device", "firebaseInstanceId": "New firebase instance id"])
+            let updated = try await server.request(
+                .PUT, edit, headers: richard.headers,
+                json: ["name": "First device", "firebaseInstanceId": "New firebase instance id"])
             #expect(updated.status == 200, "\(updated.text)")
             #expect(updated.json["firebaseInstanceId"] as? String == "New firebase instance id")
         }
     }
 
-    @Test("AppActivityTest: Try send app activity with end before start; Try send app activity with end in future; Try send app activity with start in future",
-          arguments: TestDatabase.available)
+    @Test(
+        "AppActivityTest: Try send app activity with end before start; Try send app activity with end in future; Try send app activity with start in future",
+        arguments: TestDatabase.available)
     func appActivityErrors(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
@@ -130,16 +150,23 @@ import Testing
                 (now.addingTimeInterval(60), now.addingTimeInterval(120), "error.analysis.invalid.app.activity.data.starts.in.future"),
             ]
             for (start, end, code) in cases {
-                let response = try await server.request(.POST, appActivity, headers: richard.headers, json: [
-                    "deviceDateTime": YonaDateFormat.timestamp(now),
-                    "activities": [["application": "Poker App", "startTime": YonaDateFormat.timestamp(start), "endTime": YonaDateFormat.timestamp(end)]]])
+                let response = try await server.request(
+                    .POST, appActivity, headers: richard.headers,
+                    json: [
+                        "deviceDateTime": YonaDateFormat.timestamp(now),
+                        "activities": [
+                            ["application": "Poker App", "startTime": YonaDateFormat.timestamp(start), "endTime": YonaDateFormat.timestamp(end)]
+                        ],
+                    ])
                 #expect(response.status == 400, "\(code)")
                 #expect(response.errorCode == code, "\(response.text)")
             }
         }
     }
 
-    @Test("DeviceTest: requests without Accept, with an Accept-Language the server does not speak, and empty-body POSTs", arguments: TestDatabase.available)
+    @Test(
+        "DeviceTest: requests without Accept, with an Accept-Language the server does not speak, and empty-body POSTs",
+        arguments: TestDatabase.available)
     func androidRequestShapes(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
@@ -174,8 +201,9 @@ import Testing
             let requestURL = try #require(john.link("yona:newDeviceRequest"))
             _ = try await server.request(.PUT, requestURL, headers: john.headers, json: ["newDeviceRequestPassword": "Temp123"])
             let register = try #require(value(try await server.request(.GET, requestURL).json, "_links", "yona:registerDevice", "href") as? String)
-            let nulls = try await server.request(.POST, register, headers: [("Yona-NewDeviceRequestPassword", "Temp123")],
-                                                 json: ["name": NSNull(), "operatingSystem": NSNull(), "appVersion": NSNull(), "appVersionCode": NSNull()])
+            let nulls = try await server.request(
+                .POST, register, headers: [("Yona-NewDeviceRequestPassword", "Temp123")],
+                json: ["name": NSNull(), "operatingSystem": NSNull(), "appVersion": NSNull(), "appVersionCode": NSNull()])
             #expect(nulls.errorCode == "error.request.missing.property", "\(number)")
             #expect((nulls.json["message"] as? String)?.hasPrefix("Mandatory property 'name'") == true, "\(nulls.text)")
         }

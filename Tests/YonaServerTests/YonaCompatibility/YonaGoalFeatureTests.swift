@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// Yona's `EditGoalsTest` features, walked with the links the app holds, on SQLite and PostgreSQL. Yona's test
@@ -29,8 +30,9 @@ import Testing
     func getGoals(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser()
-            let added = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                 json: Self.budget(server, GoalsTests.news, "0"))
+            let added = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.budget(server, GoalsTests.news, "0"))
             #expect(added.status == 201, "\(added.text)")
             let goals = try await Self.goals(server, richard)
             #expect(goals.count == 2)
@@ -44,8 +46,9 @@ import Testing
         }
     }
 
-    @Test("EditGoalsTest: Add time zone goal; Add full-day, first hour, last hour and max zones time zone goal",
-          arguments: TestDatabase.available)
+    @Test(
+        "EditGoalsTest: Add time zone goal; Add full-day, first hour, last hour and max zones time zone goal",
+        arguments: TestDatabase.available)
     func spreadCells(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser()
@@ -58,8 +61,9 @@ import Testing
                 (["23:00-24:00"], Array(92...95)), (everyQuarter, Array(0...95)),
             ]
             for (zones, cells) in cases {
-                let added = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                     json: Self.timeZone(server, GoalsTests.social, zones))
+                let added = try await server.request(
+                    .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                    json: Self.timeZone(server, GoalsTests.social, zones))
                 #expect(added.status == 201, "\(zones.prefix(2)): \(added.text)")
                 #expect((added.json["zones"] as? [String])?.count == zones.count)
                 #expect(added.json["spreadCells"] as? [Int] == cells, "\(zones.prefix(2))")
@@ -67,8 +71,9 @@ import Testing
                 let listed = try #require(Self.onCategory(try await Self.goals(server, richard), GoalsTests.social).first)
                 #expect(listed["spreadCells"] as? [Int] == cells)
                 #expect(listed["historyItem"] as? Bool == false)
-                let removed = try await server.request(.DELETE, try #require(value(added.json, "_links", "edit", "href") as? String),
-                                                       headers: richard.passwordHeader)
+                let removed = try await server.request(
+                    .DELETE, try #require(value(added.json, "_links", "edit", "href") as? String),
+                    headers: richard.passwordHeader)
                 #expect(removed.status == 204)
             }
         }
@@ -79,16 +84,20 @@ import Testing
         try await withServer(db) { server in
             let richard = try await server.createUser()
             let weekAgo = Date().addingTimeInterval(-7 * 86_400)
-            let budget = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                  json: Self.budget(server, GoalsTests.social, "60", creationTime: weekAgo))
-            let zones = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                 json: Self.timeZone(server, GoalsTests.news, ["10:00-11:00"]))
+            let budget = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.budget(server, GoalsTests.social, "60", creationTime: weekAgo))
+            let zones = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.timeZone(server, GoalsTests.news, ["10:00-11:00"]))
             // act
             let budgetEdit = try #require(value(budget.json, "_links", "edit", "href") as? String)
-            let updated = try await server.request(.PUT, budgetEdit, headers: richard.passwordHeader, json: Self.budget(server, GoalsTests.social, "120"))
+            let updated = try await server.request(
+                .PUT, budgetEdit, headers: richard.passwordHeader, json: Self.budget(server, GoalsTests.social, "120"))
             let zonesEdit = try #require(value(zones.json, "_links", "edit", "href") as? String)
-            let zonesUpdated = try await server.request(.PUT, zonesEdit, headers: richard.passwordHeader,
-                                                        json: Self.timeZone(server, GoalsTests.news, ["11:00-12:00", "20:00-22:00"]))
+            let zonesUpdated = try await server.request(
+                .PUT, zonesEdit, headers: richard.passwordHeader,
+                json: Self.timeZone(server, GoalsTests.news, ["11:00-12:00", "20:00-22:00"]))
             // check: the goal in force changed and is dated now; the old version stays as a history item
             #expect(updated.status == 200, "\(updated.text)")
             #expect(updated.json["maxDurationMinutes"] as? Int == 120)
@@ -114,17 +123,22 @@ import Testing
         try await withServer(db) { server in
             let richard = try await server.createUser()
             let twoWeeksAgo = Date().addingTimeInterval(-14 * 86_400)
-            let added = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                 json: Self.budget(server, GoalsTests.social, "60", creationTime: twoWeeksAgo))
+            let added = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.budget(server, GoalsTests.social, "60", creationTime: twoWeeksAgo))
             let edit = try #require(value(added.json, "_links", "edit", "href") as? String)
-            let tooEarly = try await server.request(.PUT, edit, headers: richard.passwordHeader,
-                                                    json: Self.budget(server, GoalsTests.social, "10", creationTime: twoWeeksAgo.addingTimeInterval(-60)))
+            let tooEarly = try await server.request(
+                .PUT, edit, headers: richard.passwordHeader,
+                json: Self.budget(server, GoalsTests.social, "10", creationTime: twoWeeksAgo.addingTimeInterval(-60)))
             #expect(tooEarly.status == 400)
             #expect(tooEarly.errorCode == "error.goal.update.time.before.original")
             let t1 = Date().addingTimeInterval(-7 * 86_400)
-            for (index, (minutes, time)) in [("120", t1), ("180", t1.addingTimeInterval(15 * 60)), ("240", t1.addingTimeInterval(35 * 60))].enumerated() {
-                let updated = try await server.request(.PUT, edit, headers: richard.passwordHeader,
-                                                       json: Self.budget(server, GoalsTests.social, minutes, creationTime: time))
+            for (index, (minutes, time)) in [("120", t1), ("180", t1.addingTimeInterval(15 * 60)), ("240", t1.addingTimeInterval(35 * 60))]
+                .enumerated()
+            {
+                let updated = try await server.request(
+                    .PUT, edit, headers: richard.passwordHeader,
+                    json: Self.budget(server, GoalsTests.social, minutes, creationTime: time))
                 #expect(updated.status == 200, "\(updated.text)")
                 #expect(updated.json["creationTime"] as? String == YonaDateFormat.timestamp(time))
                 let goals = try await Self.goals(server, richard)
@@ -138,14 +152,17 @@ import Testing
     func invalidGoals(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let richard = try await server.createUser()
-            let added = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                 json: Self.budget(server, GoalsTests.social, "60"))
+            let added = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.budget(server, GoalsTests.social, "60"))
             let edit = try #require(value(added.json, "_links", "edit", "href") as? String)
-            let typeChange = try await server.request(.PUT, edit, headers: richard.passwordHeader,
-                                                      json: Self.timeZone(server, GoalsTests.social, ["11:00-12:00"]))
+            let typeChange = try await server.request(
+                .PUT, edit, headers: richard.passwordHeader,
+                json: Self.timeZone(server, GoalsTests.social, ["11:00-12:00"]))
             #expect(typeChange.errorCode == "error.goal.cannot.change.type")
-            let negative = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                    json: Self.budget(server, GoalsTests.news, "-1"))
+            let negative = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.budget(server, GoalsTests.news, "-1"))
             #expect(negative.errorCode == "error.goal.budget.invalid.max.duration.cannot.be.negative")
             let zoneCases: [([String], String)] = [
                 ([], "error.goal.time.zone.invalid.at.least.one.zone.required"),
@@ -159,13 +176,15 @@ import Testing
                 (["24:00-24:15"], "error.goal.time.zone.beyond.twenty.four"),
             ]
             for (zones, code) in zoneCases {
-                let response = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                        json: Self.timeZone(server, GoalsTests.news, zones))
+                let response = try await server.request(
+                    .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                    json: Self.timeZone(server, GoalsTests.news, zones))
                 #expect(response.status == 400, "\(zones)")
                 #expect(response.errorCode == code, "\(zones): \(response.text)")
             }
-            let fullDay = try await server.request(.POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
-                                                   json: Self.timeZone(server, GoalsTests.news, ["00:00-24:00"]))
+            let fullDay = try await server.request(
+                .POST, "\(richard.path)/goals/", headers: richard.passwordHeader,
+                json: Self.timeZone(server, GoalsTests.news, ["00:00-24:00"]))
             #expect(fullDay.status == 201)
         }
     }
@@ -175,8 +194,9 @@ import Testing
         try await withServer(db) { server in
             let richard = try await server.createUser()
             let gambling = try #require(Self.onCategory(try await Self.goals(server, richard), GoalsTests.gambling).first)
-            let removed = try await server.request(.DELETE, try #require(value(gambling, "_links", "self", "href") as? String),
-                                                   headers: richard.passwordHeader)
+            let removed = try await server.request(
+                .DELETE, try #require(value(gambling, "_links", "self", "href") as? String),
+                headers: richard.passwordHeader)
             #expect(removed.status == 400)
             #expect(try await Self.goals(server, richard).count == 1)
         }
@@ -186,12 +206,14 @@ import Testing
     func lateEventUsesTheVersionInForce(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let user = try await server.createUser()
-            let added = try await server.request(.POST, "\(user.path)/goals/", headers: user.passwordHeader,
-                                                 json: Self.budget(server, GoalsTests.news, "0", creationTime: Date().addingTimeInterval(-3 * 3600)))
+            let added = try await server.request(
+                .POST, "\(user.path)/goals/", headers: user.passwordHeader,
+                json: Self.budget(server, GoalsTests.news, "0", creationTime: Date().addingTimeInterval(-3 * 3600)))
             // the no-go goal is relaxed to an hour a day an hour ago
-            let relaxed = try await server.request(.PUT, try #require(value(added.json, "_links", "edit", "href") as? String),
-                                                   headers: user.passwordHeader,
-                                                   json: Self.budget(server, GoalsTests.news, "60", creationTime: Date().addingTimeInterval(-3600)))
+            let relaxed = try await server.request(
+                .PUT, try #require(value(added.json, "_links", "edit", "href") as? String),
+                headers: user.passwordHeader,
+                json: Self.budget(server, GoalsTests.news, "60", creationTime: Date().addingTimeInterval(-3600)))
             #expect(relaxed.status == 200, "\(relaxed.text)")
             let (ua, _) = try await server.vpnLogin(user)
             // a visit from two hours ago arrives late: the no-go version was in force, so it is a conflict

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import YonaServer
 
 /// Yona's `UserTest`, `UserValidationTest` and `LocalizationTest` features, walked the way the app walks them:
@@ -44,27 +45,37 @@ import Testing
             #expect(reloaded.link("yona:dailyActivityReportsWithBuddies") == "\(base)/activity/withBuddies/days/?requestingDeviceId=\(deviceID)")
             #expect(reloaded.link("yona:requestPinReset") == "\(base)/pinResetRequest/request")
             let number = try #require(reloaded.json["mobileNumber"] as? String)
-            #expect(reloaded.link("yona:newDeviceRequest") == "\(server.baseURL)/newDeviceRequests/\(number.replacingOccurrences(of: "+", with: "%2B"))")
+            #expect(
+                reloaded.link("yona:newDeviceRequest") == "\(server.baseURL)/newDeviceRequests/\(number.replacingOccurrences(of: "+", with: "%2B"))")
             // the mandatory goal: Gambling, Yona's id
             #expect(reloaded.goals.count == 1)
-            #expect(value(reloaded.goals.first, "_links", "yona:activityCategory", "href") as? String
+            #expect(
+                value(reloaded.goals.first, "_links", "yona:activityCategory", "href") as? String
                     == "\(server.baseURL)/activityCategories/\(GoalsTests.gambling)")
         }
     }
 
-    @Test("UserTest: Try update John Doe without requesting device ID request parameter; Try update John Doe with device data; Try to get John Doe 'without private data'", arguments: TestDatabase.available)
+    @Test(
+        "UserTest: Try update John Doe without requesting device ID request parameter; Try update John Doe with device data; Try to get John Doe 'without private data'",
+        arguments: TestDatabase.available)
     func updateWithoutRequestingDevice(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
-            let body: [String: Any] = ["firstName": "John", "lastName": "Quinn", "nickname": "JD",
-                                       "mobileNumber": john.json["mobileNumber"] as! String]
+            let body: [String: Any] = [
+                "firstName": "John", "lastName": "Quinn", "nickname": "JD",
+                "mobileNumber": john.json["mobileNumber"] as! String,
+            ]
             let withoutDevice = try await server.request(.PUT, try #require(YonaAssertions.stripped(john.url)), headers: john.headers, json: body)
             #expect(withoutDevice.status == 400)
             #expect(withoutDevice.errorCode == "error.request.missing.request.parameter")
-            #expect((withoutDevice.json["message"] as? String)?.hasPrefix("Request parameter 'requestingDeviceId' is mandatory in this context") == true)
+            #expect(
+                (withoutDevice.json["message"] as? String)?.hasPrefix("Request parameter 'requestingDeviceId' is mandatory in this context") == true)
             // UserTest: Try update John Doe with device data
-            let withDevice = try await server.request(.PUT, try #require(john.link("edit")), headers: john.headers, json: body.merging([
-                "deviceName": "My S8", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1]) { $1 })
+            let withDevice = try await server.request(
+                .PUT, try #require(john.link("edit")), headers: john.headers,
+                json: body.merging([
+                    "deviceName": "My S8", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+                ]) { $1 })
             #expect(withDevice.errorCode == "error.request.extra.property")
             #expect((withDevice.json["message"] as? String)?.hasPrefix("Property 'deviceName' is not supported in this context") == true)
             // UserTest: Try to get John Doe 'without private data'
@@ -72,16 +83,18 @@ import Testing
             #expect(withoutRequester.status == 400)
             #expect((withoutRequester.json["message"] as? String)?.contains(/'requestingUserId'.* is not present/) == true)
             // through the edit link the app holds, it works and answers a full own user
-            let viaEdit = try await server.request(.PUT, try #require(john.link("edit")), headers: john.headers,
-                                                   json: body.merging(["nickname": "Johnny"]) { $1 })
+            let viaEdit = try await server.request(
+                .PUT, try #require(john.link("edit")), headers: john.headers,
+                json: body.merging(["nickname": "Johnny"]) { $1 })
             #expect(viaEdit.status == 200, "\(viaEdit.text)")
             #expect(viaEdit.json["nickname"] as? String == "Johnny")
             YonaAssertions.assertUser(viaEdit.json)
         }
     }
 
-    @Test("UserValidationTest: AddUser - empty first name, last name, nickname, mobile number, invalid and fixed-line numbers",
-          arguments: TestDatabase.available)
+    @Test(
+        "UserValidationTest: AddUser - empty first name, last name, nickname, mobile number, invalid and fixed-line numbers",
+        arguments: TestDatabase.available)
     func addUserValidation(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let valid: [String: Any] = ["firstName": "John", "lastName": "Doe", "nickname": "JD", "mobileNumber": randomMobileNumber()]
@@ -105,12 +118,18 @@ import Testing
     func localization() async throws {
         try await withServer(.sqlite) { server in
             let cases: [(String?, String, String, String, String)] = [
-                (nil, "en-US", "Gambling", "This challenge includes apps and sites like Poker and Blackjack",
-                 "The mobile number 'NotANumber' is invalid. It must start with a + sign, with no spaces between the digits"),
-                ("nl-NL", "nl-NL", "Gokken", "Deze challenge bevat apps en sites zoals Poker en Blackjack",
-                 "Het mobiele nummer 'NotANumber' is ongeldig. Het moet beginnen met een +-teken, zonder spaties tussen de tekens"),
-                ("la", "en-US", "Gambling", "This challenge includes apps and sites like Poker and Blackjack",
-                 "The mobile number 'NotANumber' is invalid. It must start with a + sign, with no spaces between the digits"),
+                (
+                    nil, "en-US", "Gambling", "This challenge includes apps and sites like Poker and Blackjack",
+                    "The mobile number 'NotANumber' is invalid. It must start with a + sign, with no spaces between the digits"
+                ),
+                (
+                    "nl-NL", "nl-NL", "Gokken", "Deze challenge bevat apps en sites zoals Poker en Blackjack",
+                    "Het mobiele nummer 'NotANumber' is ongeldig. Het moet beginnen met een +-teken, zonder spaties tussen de tekens"
+                ),
+                (
+                    "la", "en-US", "Gambling", "This challenge includes apps and sites like Poker and Blackjack",
+                    "The mobile number 'NotANumber' is invalid. It must start with a + sign, with no spaces between the digits"
+                ),
             ]
             for (acceptLanguage, contentLanguage, name, description, message) in cases {
                 let language = acceptLanguage.map { [("Accept-Language", $0)] } ?? []
@@ -119,8 +138,9 @@ import Testing
                 #expect(category.json["name"] as? String == name)
                 #expect(category.json["description"] as? String == description)
                 #expect(category.headers[canonicalForm: "Content-Language"] == [Substring(contentLanguage)])
-                let error = try await server.request(.GET, "/newDeviceRequests/NotANumber",
-                                                     headers: language + [("Yona-NewDeviceRequestPassword", "")])
+                let error = try await server.request(
+                    .GET, "/newDeviceRequests/NotANumber",
+                    headers: language + [("Yona-NewDeviceRequestPassword", "")])
                 #expect(error.status == 400)
                 #expect(error.errorCode == "error.user.mobile.number.invalid")
                 #expect(error.json["message"] as? String == message)

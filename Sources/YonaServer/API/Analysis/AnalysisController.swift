@@ -20,17 +20,19 @@ enum AnalysisController {
         let skew = now.timeIntervalSince(deviceTime)
         for item in items {
             guard let start = YonaDateFormat.parseTimestamp(try requireText(item.startTime)),
-                  let end = YonaDateFormat.parseTimestamp(try requireText(item.endTime)) else {
+                let end = YonaDateFormat.parseTimestamp(try requireText(item.endTime))
+            else {
                 throw YonaError(.invalidJSON)
             }
             // Yona's checks and codes, on the phone's times corrected to the server's clock.
             guard end >= start else { throw YonaError(.appActivityEndBeforeStart) }
             guard start.addingTimeInterval(skew) <= now else { throw YonaError(.appActivityStartsInFuture) }
             guard end.addingTimeInterval(skew) <= now else { throw YonaError(.appActivityEndsInFuture) }
-            try await req.analysis.record(ActivityEvent(
-                userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
-                categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,
-                startTime: start.addingTimeInterval(skew), endTime: end.addingTimeInterval(skew), idempotencyKey: nil))
+            try await req.analysis.record(
+                ActivityEvent(
+                    userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
+                    categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,
+                    startTime: start.addingTimeInterval(skew), endTime: end.addingTimeInterval(skew), idempotencyKey: nil))
         }
         return .noContent
     }
@@ -48,9 +50,10 @@ enum AnalysisController {
         }
         let key = req.headers.first(name: "Idempotency-Key") ?? body.eventId
         if let key, key.isEmpty || key.count > 200 { throw YonaError(.invalidJSON) }
-        try await req.analysis.record(ActivityEvent(
-            userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex, categoryNames: categories,
-            matchApplications: false, url: body.url, startTime: eventTime, endTime: nil, idempotencyKey: key))
+        try await req.analysis.record(
+            ActivityEvent(
+                userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex, categoryNames: categories,
+                matchApplications: false, url: body.url, startTime: eventTime, endTime: nil, idempotencyKey: key))
         return .noContent
     }
 }

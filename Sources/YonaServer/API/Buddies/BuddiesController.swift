@@ -44,8 +44,9 @@ enum BuddiesController {
 
     @Sendable static func delete(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
-        _ = try await req.buddies.remove(try req.uuidParameter("buddyID"), of: user, reason: "USER_REMOVED_BUDDY",
-                                         text: req.query[String.self, at: "message"])
+        _ = try await req.buddies.remove(
+            try req.uuidParameter("buddyID"), of: user, reason: "USER_REMOVED_BUDDY",
+            text: req.query[String.self, at: "message"])
         return .noContent
     }
 }

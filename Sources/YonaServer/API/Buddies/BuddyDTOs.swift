@@ -27,7 +27,8 @@ enum EmailAddress {
     static func validated(_ raw: String) throws -> String {
         let parts = raw.split(separator: "@", omittingEmptySubsequences: false)
         guard raw.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
-              !raw.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || !$0.isASCII }) else {
+            !raw.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || !$0.isASCII })
+        else {
             throw YonaError(.invalidEmailAddress)
         }
         return raw

@@ -28,8 +28,9 @@ struct OpenAppRequest: StrictBody {
         }
         let appVersion = try requireText(appVersion, property: "appVersion")
         guard let appVersionCode else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
-        return AppReport(operatingSystem: try OperatingSystem(reported: try requireText(operatingSystem, property: "operatingSystem")),
-                         version: appVersion, versionCode: try AppVersionCode.validated(appVersionCode.value))
+        return AppReport(
+            operatingSystem: try OperatingSystem(reported: try requireText(operatingSystem, property: "operatingSystem")),
+            version: appVersion, versionCode: try AppVersionCode.validated(appVersionCode.value))
     }
 }
 

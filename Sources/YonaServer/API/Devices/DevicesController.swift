@@ -24,8 +24,10 @@ enum DevicesController {
             req.rendering.ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false)
         }
         let links = req.rendering.links
-        return try .hal(HALCollection(rel: "yona:devices", items: items,
-                                      links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID))))
+        return try .hal(
+            HALCollection(
+                rel: "yona:devices", items: items,
+                links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID))))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
@@ -43,8 +45,9 @@ enum DevicesController {
         let body = try req.decodeStrict(UpdateDeviceRequest.self)
         let name = try NewDevice.validName(try requireText(body.name, property: "name"))
         let instanceID = try body.firebaseInstanceId.map(FirebaseInstanceID.validated)
-        let updated = try await req.devices.update(deviceID, of: user, name: name, firebaseInstanceID: instanceID,
-                                                   notificationsEnabled: body.notificationsEnabled)
+        let updated = try await req.devices.update(
+            deviceID, of: user, name: name, firebaseInstanceID: instanceID,
+            notificationsEnabled: body.notificationsEnabled)
         let device = try await req.devices.device(deviceID, of: updated)
         return try .hal(req.rendering.ownDevice(device, of: updated, requestingDeviceID: requestingDeviceID, topLevel: true))
     }

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 import Vapor
 
 /// `GET /activityCategories/...`: public, localized.
@@ -14,8 +14,10 @@ enum ActivityCategoriesController {
         let items = try await ActivityCategory.query(on: req.db).all()
             .sorted { $0.names[YonaLocale.fallback.rawValue] ?? "" < $1.names[YonaLocale.fallback.rawValue] ?? "" }
             .map { req.rendering.activityCategory($0, locale: req.context.locale, topLevel: false) }
-        return try .hal(HALCollection(rel: "yona:activityCategories", items: items,
-                                      links: HALLinks(self: req.rendering.links.activityCategories())))
+        return try .hal(
+            HALCollection(
+                rel: "yona:activityCategories", items: items,
+                links: HALLinks(self: req.rendering.links.activityCategories())))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
@@ -39,8 +41,10 @@ enum AdminActivityCategoriesController {
 
     @Sendable static func list(req: Request) async throws -> Response {
         let items = try await ActivityCategory.query(on: req.db).all().map { req.rendering.adminActivityCategory($0, topLevel: false) }
-        return try .hal(HALCollection(rel: "yona:activityCategories", items: items,
-                                      links: HALLinks(self: req.rendering.links.adminActivityCategories())))
+        return try .hal(
+            HALCollection(
+                rel: "yona:activityCategories", items: items,
+                links: HALLinks(self: req.rendering.links.adminActivityCategories())))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {

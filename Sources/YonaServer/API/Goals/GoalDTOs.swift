@@ -15,7 +15,8 @@ struct GoalRequest: StrictBody {
     let creationTime: String?
 
     enum CodingKeys: String, CodingKey {
-        case type = "@type", maxDurationMinutes, zones, _links, creationTime
+        case type = "@type"
+        case maxDurationMinutes, zones, _links, creationTime
     }
 
     static let allowedKeys: Set<String> = ["@type", "maxDurationMinutes", "zones", "_links", "creationTime"]
@@ -53,7 +54,8 @@ struct GoalDTO: Encodable, Sendable {
     let _links: HALLinks
 
     enum CodingKeys: String, CodingKey {
-        case type = "@type", maxDurationMinutes, zones, spreadCells, creationTime, historyItem, _links
+        case type = "@type"
+        case maxDurationMinutes, zones, spreadCells, creationTime, historyItem, _links
     }
 }
 
@@ -77,12 +79,14 @@ struct ActivityCategoryRequest: StrictBody {
 
     func toModel(id: UUID) throws -> ActivityCategory {
         guard let localizableName, localizableName[YonaLocale.fallback.rawValue]?.isEmpty == false,
-              let smoothwallCategories else {
+            let smoothwallCategories
+        else {
             throw YonaError(.missingProperty)
         }
-        return ActivityCategory(id: id, names: localizableName, descriptions: localizableDescription ?? [:],
-                                classifierCategories: smoothwallCategories, applications: applications ?? [],
-                                mandatoryNoGo: mandatoryNoGo ?? false)
+        return ActivityCategory(
+            id: id, names: localizableName, descriptions: localizableDescription ?? [:],
+            classifierCategories: smoothwallCategories, applications: applications ?? [],
+            mandatoryNoGo: mandatoryNoGo ?? false)
     }
 }
 

@@ -14,11 +14,14 @@ enum GoalsController {
 
     @Sendable static func list(req: Request) async throws -> Response {
         if let (requester, buddy, side) = try await buddyGoals(req) {
-            let items = side.goals.map { req.rendering.goal($0, ownerID: buddy.userID, editable: false, topLevel: false, requestingUserID: requester.id) }
+            let items =
+                side.goals.map { req.rendering.goal($0, ownerID: buddy.userID, editable: false, topLevel: false, requestingUserID: requester.id) }
                 + side.history.map { req.rendering.goal($0, ownerID: buddy.userID, requestingUserID: requester.id) }
             let links = req.rendering.links
-            return try .hal(HALCollection(rel: "yona:goals", items: items,
-                                          links: HALLinks(self: links.asRequester(links.goals(buddy.userID), requester.id))))
+            return try .hal(
+                HALCollection(
+                    rel: "yona:goals", items: items,
+                    links: HALLinks(self: links.asRequester(links.goals(buddy.userID), requester.id))))
         }
         let user = try await req.unlockPathUser()
         let items = try await req.rendering.goalItems(goals: req.goals.goals(of: user), history: req.goals.historyItems(of: user), of: user)
@@ -42,7 +45,8 @@ enum GoalsController {
         guard let requestingUserID = try req.optionalUUIDQuery("requestingUserId"), requestingUserID != userID else { return nil }
         let requester = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
         guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID }),
-              let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id] else {
+            let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id]
+        else {
             throw YonaError(.userNotFound)
         }
         return (requester, buddy, side)
@@ -51,9 +55,10 @@ enum GoalsController {
     @Sendable static func create(req: Request) async throws -> Response {
         let user = try await req.unlockPathUser()
         let body = try req.decodeStrict(GoalRequest.self)
-        let goal = try await req.goals.add(try body.spec(), categoryID: try body.categoryID(), to: user,
-                                           creationTime: try body.creationTime(testServer: req.application.yona.config.testServer) ?? Date(),
-                                           text: req.query[String.self, at: "message"])
+        let goal = try await req.goals.add(
+            try body.spec(), categoryID: try body.categoryID(), to: user,
+            creationTime: try body.creationTime(testServer: req.application.yona.config.testServer) ?? Date(),
+            text: req.query[String.self, at: "message"])
         return try .hal(req.rendering.goal(goal, of: user, topLevel: true), status: .created)
     }
 
@@ -61,9 +66,10 @@ enum GoalsController {
         let user = try await req.unlockPathUser()
         let goalID = try req.uuidParameter("goalID")
         let body = try req.decodeStrict(GoalRequest.self)
-        let goal = try await req.goals.update(goalID, of: user, to: try body.spec(), categoryID: try body.categoryID(),
-                                              changeTime: try body.creationTime(testServer: req.application.yona.config.testServer),
-                                              text: req.query[String.self, at: "message"])
+        let goal = try await req.goals.update(
+            goalID, of: user, to: try body.spec(), categoryID: try body.categoryID(),
+            changeTime: try body.creationTime(testServer: req.application.yona.config.testServer),
+            text: req.query[String.self, at: "message"])
         return try .hal(req.rendering.goal(goal, of: user, topLevel: true))
     }
 

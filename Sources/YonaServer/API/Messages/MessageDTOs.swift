@@ -36,7 +36,8 @@ struct MessageDTO: Encodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case type = "@type", messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason
+        case type = "@type"
+        case messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason
         case change, oldName, newName, _embedded, _links
     }
 

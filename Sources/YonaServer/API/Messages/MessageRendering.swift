@@ -9,7 +9,8 @@ extension UserRendering {
         let payload = message.payload
         let href = links.message(user.id, message.id)
         let aboutMe = payload.subjectUserAnonymizedID == user.privateData.userAnonymizedID
-        let buddy = user.privateData.buddies.first { $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID }
+        let buddy =
+            user.privateData.buddies.first { $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID }
             ?? payload.sender.flatMap { sender in user.privateData.buddies.first { $0.userID == sender.userID } }
         let senderUserID = payload.sender?.userID ?? buddy?.userID
 
@@ -48,18 +49,22 @@ extension UserRendering {
             if let sender = payload.sender {
                 // As Yona: the user can be followed only once the request is accepted (never from a disconnect).
                 let followable = payload.kind == .buddyConnectRequest && payload.status == "ACCEPTED"
-                embeddedUser = .init(firstName: sender.firstName, lastName: sender.lastName, mobileNumber: sender.mobileNumber,
-                                     nickname: sender.nickname,
-                                     _links: followable ? HALLinks(self: links.user(sender.userID, requestingUserID: user.id, requestingDeviceID: nil),
-                                                                   topLevel: false) : nil)
+                embeddedUser = .init(
+                    firstName: sender.firstName, lastName: sender.lastName, mobileNumber: sender.mobileNumber,
+                    nickname: sender.nickname,
+                    _links: followable
+                        ? HALLinks(
+                            self: links.user(sender.userID, requestingUserID: user.id, requestingDeviceID: nil),
+                            topLevel: false) : nil)
             }
         case .buddyConnectResponse, .buddyDeviceChange, .buddyInfoChange:
             addBuddyLinks(user: true)
         case .systemMessage:
             break
         }
-        halLinks.add(message.record.isRead ? "yona:markUnread" : "yona:markRead",
-                     "\(href)/\(message.record.isRead ? "markUnread" : "markRead")")
+        halLinks.add(
+            message.record.isRead ? "yona:markUnread" : "yona:markRead",
+            "\(href)/\(message.record.isRead ? "markUnread" : "markRead")")
 
         let nickname: String
         if payload.kind == .systemMessage {

@@ -31,7 +31,8 @@ enum MessageTexts {
             case "DEVICE_ADDED":
                 return dutch ? "De gebruiker heeft een nieuw apparaat met de naam '\(new)' toegevoegd" : "User added a device named '\(new)'"
             case "DEVICE_RENAMED":
-                return dutch ? "De gebruiker heeft het apparaat met de naam '\(old)' hernoemd naar '\(new)'" : "User renamed device '\(old)' into '\(new)'"
+                return dutch
+                    ? "De gebruiker heeft het apparaat met de naam '\(old)' hernoemd naar '\(new)'" : "User renamed device '\(old)' into '\(new)'"
             case "DEVICE_DELETED":
                 return dutch ? "De gebruiker heeft het apparaat met de naam '\(old)' verwijderd" : "User deleted device '\(old)'"
             default:

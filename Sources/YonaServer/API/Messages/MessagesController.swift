@@ -68,8 +68,10 @@ enum MessagesController {
             _ = try await req.messages.message(id, of: user)
             throw YonaError(.messageActionNotSupported)
         }
-        return try .hal(MessageActionResultDTO(properties: .init(status: "done"),
-                                               _embedded: ["yona:affectedMessages": [req.rendering.message(affected, of: user, topLevel: false)]]))
+        return try .hal(
+            MessageActionResultDTO(
+                properties: .init(status: "done"),
+                _embedded: ["yona:affectedMessages": [req.rendering.message(affected, of: user, topLevel: false)]]))
     }
 
     private static func unlockConfirmed(_ req: Request, userID: UUID) async throws -> UnlockedUser {

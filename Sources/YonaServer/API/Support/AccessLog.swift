@@ -10,9 +10,12 @@ struct AccessLogMiddleware: AsyncMiddleware {
         let response = try await next.respond(to: request)
         let elapsed = ContinuousClock.now - start
         let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "(unmatched)"
-        request.logger.info("\(request.method.rawValue) \(route) \(response.status.code)", metadata: [
-            "duration_ms": .string(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
-        ])
+        request.logger.info(
+            "\(request.method.rawValue) \(route) \(response.status.code)",
+            metadata: [
+                "duration_ms": .string(
+                    String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))
+            ])
         return response
     }
 }

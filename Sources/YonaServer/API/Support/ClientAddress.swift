@@ -1,7 +1,8 @@
 import Foundation
 import Vapor
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A CIDR block such as `10.0.0.0/8` or `fd00::/8`.

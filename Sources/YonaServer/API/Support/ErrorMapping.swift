@@ -1,5 +1,5 @@
-import Foundation
 import AsyncKit
+import Foundation
 import SQLiteNIO
 import Vapor
 
@@ -68,8 +68,9 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
             let correlationId: String
             let remainingAttempts: Int?
         }
-        let body = Body(code: error.code.rawValue, message: error.code.message(in: request.context.locale, quoting: error.quoted),
-                        correlationId: request.context.correlationID, remainingAttempts: error.remainingAttempts)
+        let body = Body(
+            code: error.code.rawValue, message: error.code.message(in: request.context.locale, quoting: error.quoted),
+            correlationId: request.context.correlationID, remainingAttempts: error.remainingAttempts)
         let response = Response(status: error.code.status)
         response.headers.contentType = .json
         if let retry = error.retryAfterSeconds { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }

@@ -8,7 +8,8 @@ struct InternalTokenMiddleware: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         guard let presented = request.headers.bearerAuthorization?.token,
-              SecretMemory.constantTimeEquals(Array(presented.utf8), Array(token.utf8)) else {
+            SecretMemory.constantTimeEquals(Array(presented.utf8), Array(token.utf8))
+        else {
             throw YonaError(.unauthorized)
         }
         return try await next.respond(to: request)
@@ -25,7 +26,10 @@ enum InternalToken {
             file: "internal-token", in: dataDirectory, variable: "YONA_INTERNAL_TOKEN", keep: keep, isValid: { !$0.isEmpty },
             generate: { SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined() })
         if secret.created {
-            FileHandle.standardError.write(Data("Generated the internal token for the analyzer and admin APIs; it is in \(secret.file.path) (readable by this user only).\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "Generated the internal token for the analyzer and admin APIs; it is in \(secret.file.path) (readable by this user only).\n".utf8)
+            )
         }
         return secret.value
     }

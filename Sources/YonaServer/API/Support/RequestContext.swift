@@ -25,10 +25,12 @@ struct RequestContextMiddleware: AsyncMiddleware {
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let traced = request.headers.first(name: "x-b3-traceid")
-        let id = traced.flatMap { $0.count <= 32 && !$0.isEmpty && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
+        let id =
+            traced.flatMap { $0.count <= 32 && !$0.isEmpty && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
             ?? UUID().uuidString.lowercased()
-        let context = RequestContext(correlationID: id,
-                                     locale: YonaLocale.pick(acceptLanguage: request.headers.first(name: .acceptLanguage)))
+        let context = RequestContext(
+            correlationID: id,
+            locale: YonaLocale.pick(acceptLanguage: request.headers.first(name: .acceptLanguage)))
         request.storage[RequestContextKey.self] = context
         request.logger[metadataKey: "correlation_id"] = .string(id)
         let response = try await next.respond(to: request)
@@ -50,7 +52,8 @@ struct AppVersionHeaderMiddleware: AsyncMiddleware {
     static func check(_ value: String) throws(YonaError) {
         let parts = value.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[2].isEmpty, parts[2].count <= 64,
-              !parts[2].unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            !parts[2].unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+        else {
             throw YonaError(.invalidAppVersionHeader, quoting: value)
         }
         guard parts[0] == "ANDROID" || parts[0] == "IOS" else { throw YonaError(.unknownOperatingSystem) }

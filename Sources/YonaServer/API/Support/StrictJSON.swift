@@ -59,7 +59,8 @@ extension Request {
     func decodeStrict<T: StrictBody>(_ type: T.Type) throws -> T {
         guard let buffer = body.data, buffer.readableBytes > 0 else { return try T.decodeStrict(from: Data("{}".utf8)) }
         guard let contentType = headers.contentType,
-              contentType.type == "application", contentType.subType == "json" || contentType.subType.hasSuffix("+json") else {
+            contentType.type == "application", contentType.subType == "json" || contentType.subType.hasSuffix("+json")
+        else {
             throw YonaError(.unsupportedMediaType)
         }
         return try T.decodeStrict(from: Data(buffer.readableBytesView))
@@ -76,7 +77,8 @@ struct LenientInt: Decodable, Sendable, Equatable {
         if let number = try? container.decode(Int.self) {
             value = number
         } else if let text = try? container.decode(String.self),
-                  let number = Int(text.trimmingCharacters(in: .whitespaces)) {
+            let number = Int(text.trimmingCharacters(in: .whitespaces))
+        {
             value = number
         } else {
             throw YonaError(.invalidJSON)

@@ -12,16 +12,21 @@ enum YonaDateFormat {
         let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
         // Truncated like Java does; the microsecond absorbs binary floating-point error (0.986 stored as 0.98599…).
         let millis = min(999, ((c.nanosecond ?? 0) + 1_000) / 1_000_000)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d+0000",
-                      c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d+0000",
+            c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
     }
 
     /// Parses `yyyy-MM-dd'T'HH:mm:ss.SSSZ` (any numeric offset, `Z` too) as the apps and analyzers send it.
     static func parseTimestamp(_ text: String) -> Date? {
         guard let m = text.wholeMatch(of: /(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})/) else { return nil }
         var components = DateComponents()
-        components.year = Int(m.1); components.month = Int(m.2); components.day = Int(m.3)
-        components.hour = Int(m.4); components.minute = Int(m.5); components.second = Int(m.6)
+        components.year = Int(m.1)
+        components.month = Int(m.2)
+        components.day = Int(m.3)
+        components.hour = Int(m.4)
+        components.minute = Int(m.5)
+        components.second = Int(m.6)
         guard let base = utc.date(from: components), utc.dateComponents([.month, .day], from: base).month == components.month else { return nil }
         let fraction = m.7.map { Double("0." + $0) ?? 0 } ?? 0
         var offset = 0

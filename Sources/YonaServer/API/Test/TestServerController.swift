@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 import Vapor
 
 /// Test-server endpoints (`YONA_TEST_SERVER=true` only; absent otherwise).

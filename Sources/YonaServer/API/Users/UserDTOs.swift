@@ -29,8 +29,10 @@ struct CreateUserRequest: StrictBody {
             guard deviceFirebaseInstanceId == nil else { throw YonaError(.missingProperty) }
             device = .default
         } else {
-            let fields: [(String, Any?)] = [("deviceName", deviceName), ("deviceOperatingSystem", deviceOperatingSystem),
-                                            ("deviceAppVersion", deviceAppVersion), ("deviceAppVersionCode", deviceAppVersionCode)]
+            let fields: [(String, Any?)] = [
+                ("deviceName", deviceName), ("deviceOperatingSystem", deviceOperatingSystem),
+                ("deviceAppVersion", deviceAppVersion), ("deviceAppVersionCode", deviceAppVersionCode),
+            ]
             guard let deviceName, let deviceOperatingSystem, let deviceAppVersion, let deviceAppVersionCode else {
                 throw YonaError(.missingProperty, quoting: fields.first { $0.1 == nil }?.0)
             }
@@ -76,7 +78,8 @@ struct ConfirmationCodeRequest: StrictBody {
 enum FirebaseInstanceID {
     static func validated(_ raw: String) throws -> String {
         guard !raw.isEmpty, raw.utf8.count <= 4096,
-              !raw.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            !raw.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+        else {
             throw YonaError(.invalidJSON)
         }
         return raw
@@ -142,7 +145,10 @@ struct BuddyUserDTO: Encodable, Sendable {
     struct Embedded: Encodable, Sendable {
         let goals: HALCollection<GoalDTO>
         let devices: HALCollection<BuddyDeviceDTO>
-        enum CodingKeys: String, CodingKey { case goals = "yona:goals", devices = "yona:devices" }
+        enum CodingKeys: String, CodingKey {
+            case goals = "yona:goals"
+            case devices = "yona:devices"
+        }
     }
     /// A buddy's device: its name, and Yona's VPN flag (always false here).
     struct BuddyDeviceDTO: Encodable, Sendable {

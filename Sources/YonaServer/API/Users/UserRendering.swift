@@ -8,8 +8,10 @@ struct UserRendering {
     var locale: YonaLocale = .fallback
 
     /// `requestingDeviceID` is the device the app says it runs on, or the default device when it says none.
-    func ownUser(_ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], history: [GoalHistoryItem] = [],
-                 sides: [UUID: BuddySide] = [:], password: String?, requestingDeviceID: UUID?) -> OwnUserDTO {
+    func ownUser(
+        _ user: UnlockedUser, devices: [OwnDevice], goals: [Goal], history: [GoalHistoryItem] = [],
+        sides: [UUID: BuddySide] = [:], password: String?, requestingDeviceID: UUID?
+    ) -> OwnUserDTO {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: requestingDeviceID))
         halLinks.add("edit", links.user(user.id, requestingDeviceID: requestingDeviceID))
         var embedded: OwnUserDTO.Embedded?
@@ -17,19 +19,23 @@ struct UserRendering {
             halLinks.add("yona:messages", links.messages(user.id))
             halLinks.add("yona:dailyActivityReports", links.dailyActivityReports(user.id))
             halLinks.add("yona:weeklyActivityReports", links.weeklyActivityReports(user.id))
-            halLinks.add("yona:dailyActivityReportsWithBuddies",
-                         links.withRequestingDevice(links.dailyActivityReportsWithBuddies(user.id), requestingDeviceID))
+            halLinks.add(
+                "yona:dailyActivityReportsWithBuddies",
+                links.withRequestingDevice(links.dailyActivityReportsWithBuddies(user.id), requestingDeviceID))
             halLinks.add("yona:newDeviceRequest", links.newDeviceRequest(user.mobileNumber))
             halLinks.add("yona:editUserPhoto", links.userPhoto(user.id))
             halLinks.add("yona:requestPinReset", links.pinResetRequest(user.id))
             let deviceItems = devices.map { ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false) }
             embedded = .init(
-                devices: HALCollection(rel: "yona:devices", items: deviceItems,
-                                       links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID), topLevel: false)),
-                goals: HALCollection(rel: "yona:goals", items: goalItems(goals: goals, history: history, of: user),
-                                     links: HALLinks(self: links.goals(user.id), topLevel: false)),
-                buddies: HALCollection(rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, side: sides[$0.id], topLevel: false) },
-                                       links: HALLinks(self: links.buddies(user.id), topLevel: false)))
+                devices: HALCollection(
+                    rel: "yona:devices", items: deviceItems,
+                    links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID), topLevel: false)),
+                goals: HALCollection(
+                    rel: "yona:goals", items: goalItems(goals: goals, history: history, of: user),
+                    links: HALLinks(self: links.goals(user.id), topLevel: false)),
+                buddies: HALCollection(
+                    rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, side: sides[$0.id], topLevel: false) },
+                    links: HALLinks(self: links.buddies(user.id), topLevel: false)))
         } else {
             halLinks.add("yona:confirmMobileNumber", links.withRequestingDevice(links.confirmMobileNumber(user.id), requestingDeviceID))
             halLinks.add("yona:resendMobileNumberConfirmationCode", links.resendConfirmationCode(user.id))
@@ -61,15 +67,18 @@ struct UserRendering {
         let me = requester.id
         var embedded: BuddyUserDTO.Embedded?
         if buddy.sendingStatus == .accepted {
-            let goals = (side?.goals ?? []).map { goal in
-                self.goal(goal, ownerID: buddy.userID, editable: false, topLevel: false, requestingUserID: me)
-            } + (side?.history ?? []).map { self.goal($0, ownerID: buddy.userID, requestingUserID: me) }
+            let goals =
+                (side?.goals ?? []).map { goal in
+                    self.goal(goal, ownerID: buddy.userID, editable: false, topLevel: false, requestingUserID: me)
+                } + (side?.history ?? []).map { self.goal($0, ownerID: buddy.userID, requestingUserID: me) }
             embedded = .init(
-                goals: HALCollection(rel: "yona:goals", items: goals,
-                                     links: HALLinks(self: links.asRequester(links.goals(buddy.userID), me), topLevel: false)),
-                devices: HALCollection(rel: "yona:devices",
-                                       items: (buddy.deviceNames ?? []).map { BuddyUserDTO.BuddyDeviceDTO(name: $0, vpnConnected: false) },
-                                       links: HALLinks(self: links.asRequester(links.devices(buddy.userID), me), topLevel: false)))
+                goals: HALCollection(
+                    rel: "yona:goals", items: goals,
+                    links: HALLinks(self: links.asRequester(links.goals(buddy.userID), me), topLevel: false)),
+                devices: HALCollection(
+                    rel: "yona:devices",
+                    items: (buddy.deviceNames ?? []).map { BuddyUserDTO.BuddyDeviceDTO(name: $0, vpnConnected: false) },
+                    links: HALLinks(self: links.asRequester(links.devices(buddy.userID), me), topLevel: false)))
         }
         return BuddyUserDTO(
             firstName: buddy.firstName, lastName: buddy.lastName, nickname: buddy.nickname, mobileNumber: buddy.mobileNumber,
@@ -85,16 +94,18 @@ struct UserRendering {
 
     /// `requestingUserID` marks a buddy's goal, whose links carry the requester (as Yona's).
     func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID? = nil) -> GoalDTO {
-        goalDTO(id: goal.id!, spec: goal.spec,
-                categoryID: goal.$activityCategory.id, creationTime: goal.creationTime, historyItem: false,
-                ownerID: ownerID, editable: editable, topLevel: topLevel, requestingUserID: requestingUserID)
+        goalDTO(
+            id: goal.id!, spec: goal.spec,
+            categoryID: goal.$activityCategory.id, creationTime: goal.creationTime, historyItem: false,
+            ownerID: ownerID, editable: editable, topLevel: topLevel, requestingUserID: requestingUserID)
     }
 
     /// An earlier version of a goal (Yona's history item): never editable.
     func goal(_ item: GoalHistoryItem, ownerID: UUID, requestingUserID: UUID? = nil) -> GoalDTO {
-        goalDTO(id: item.id!, spec: item.spec,
-                categoryID: item.$activityCategory.id, creationTime: item.creationTime, historyItem: true,
-                ownerID: ownerID, editable: false, topLevel: false, requestingUserID: requestingUserID)
+        goalDTO(
+            id: item.id!, spec: item.spec,
+            categoryID: item.$activityCategory.id, creationTime: item.creationTime, historyItem: true,
+            ownerID: ownerID, editable: false, topLevel: false, requestingUserID: requestingUserID)
     }
 
     /// A user's goals as Yona lists them: the goals in force, then their earlier versions.
@@ -102,16 +113,19 @@ struct UserRendering {
         goals.map { goal($0, of: user, topLevel: false) } + history.map { goal($0, ownerID: user.id) }
     }
 
-    private func goalDTO(id: UUID, spec: GoalSpec, categoryID: UUID, creationTime: Date, historyItem: Bool,
-                         ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID?) -> GoalDTO {
+    private func goalDTO(
+        id: UUID, spec: GoalSpec, categoryID: UUID, creationTime: Date, historyItem: Bool,
+        ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID?
+    ) -> GoalDTO {
         let href = requestingUserID.map { links.asRequester(links.goal(ownerID, id), $0) } ?? links.goal(ownerID, id)
         var halLinks = HALLinks(self: href, topLevel: topLevel)
         if editable { halLinks.add("edit", href) }
         halLinks.add("yona:activityCategory", links.activityCategory(categoryID))
         let maxDuration: Int? = if case .budget(let minutes) = spec { minutes } else { nil }
         let zones: [String]? = if case .timeZone(let zones) = spec { zones } else { nil }
-        return GoalDTO(type: spec.type, maxDurationMinutes: maxDuration, zones: zones, spreadCells: spec.spreadCells,
-                       creationTime: YonaDateFormat.timestamp(creationTime), historyItem: historyItem, _links: halLinks)
+        return GoalDTO(
+            type: spec.type, maxDurationMinutes: maxDuration, zones: zones, spreadCells: spec.spreadCells,
+            creationTime: YonaDateFormat.timestamp(creationTime), historyItem: historyItem, _links: halLinks)
     }
 
     func activityCategory(_ category: ActivityCategory, locale: YonaLocale, topLevel: Bool) -> ActivityCategoryDTO {
@@ -147,9 +161,10 @@ struct UserRendering {
             requestingDevice: isRequesting,
             firebaseInstanceId: device.firebaseInstanceID,
             notificationsEnabled: device.notificationsEnabled,
-            vpnProfile: .init(vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)",
-                              vpnPassword: device.device.vpnPassword ?? "",
-                              _links: .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
+            vpnProfile: .init(
+                vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)",
+                vpnPassword: device.device.vpnPassword ?? "",
+                _links: .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
             _links: halLinks)
     }
 }
@@ -165,15 +180,19 @@ extension Request {
     /// The own-user document with what it embeds (devices and goals), loaded for this user.
     /// Without a `requestingDeviceID` the user's default device (the lowest index) is the requesting one, as Yona
     /// does: the apps expect one device marked.
-    func ownUserResponse(_ user: UnlockedUser, password: String?, requestingDeviceID: UUID?,
-                         status: HTTPResponseStatus = .ok) async throws -> Response {
+    func ownUserResponse(
+        _ user: UnlockedUser, password: String?, requestingDeviceID: UUID?,
+        status: HTTPResponseStatus = .ok
+    ) async throws -> Response {
         let devices = try await users.devices(of: user)
         let goals = user.isConfirmed ? try await self.goals.goals(of: user) : []
         let history = user.isConfirmed ? try await self.goals.historyItems(of: user) : []
         let sides = user.isConfirmed ? try await buddySides(of: user) : [:]
         let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
-        return try .hal(rendering.ownUser(user, devices: devices, goals: goals, history: history, sides: sides, password: password,
-                                          requestingDeviceID: requesting), status: status)
+        return try .hal(
+            rendering.ownUser(
+                user, devices: devices, goals: goals, history: history, sides: sides, password: password,
+                requestingDeviceID: requesting), status: status)
     }
 
     /// What the anonymized side shows of each buddy that shares (its goals, history items and the day its app was
@@ -190,8 +209,9 @@ extension Request {
         var sides: [UUID: BuddySide] = [:]
         for buddy in sharing {
             guard let id = buddy.buddyUserAnonymizedID else { continue }
-            sides[buddy.id] = BuddySide(goals: goalsByUser[id] ?? [], history: (historyByUser[id] ?? []).map(\.item),
-                                        appLastOpenedDate: days[id])
+            sides[buddy.id] = BuddySide(
+                goals: goalsByUser[id] ?? [], history: (historyByUser[id] ?? []).map(\.item),
+                appLastOpenedDate: days[id])
         }
         return sides
     }

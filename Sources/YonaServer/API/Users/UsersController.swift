@@ -16,13 +16,15 @@ enum UsersController {
     @Sendable static func create(req: Request) async throws -> Response {
         let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
         try await req.limitAttempts(number: new.mobileNumber.value)
-        let (user, password) = if let code = req.query[String.self, at: "overwriteUserConfirmationCode"] {
-            try await req.overwrites.overwrite(with: new, code: code)
-        } else {
-            try await req.users.create(new)
-        }
-        return try await req.ownUserResponse(user, password: password.wireValue,
-                                             requestingDeviceID: user.privateData.devices.first?.id, status: .created)
+        let (user, password) =
+            if let code = req.query[String.self, at: "overwriteUserConfirmationCode"] {
+                try await req.overwrites.overwrite(with: new, code: code)
+            } else {
+                try await req.users.create(new)
+            }
+        return try await req.ownUserResponse(
+            user, password: password.wireValue,
+            requestingDeviceID: user.privateData.devices.first?.id, status: .created)
     }
 
     @Sendable static func get(req: Request) async throws -> Response {

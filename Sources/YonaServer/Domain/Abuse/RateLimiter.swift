@@ -32,12 +32,14 @@ struct RateLimiter: Sendable {
     private func count(_ limit: Limit, _ subject: String, now: Date) async throws -> (allowed: Bool, retryAfter: Int) {
         let seconds = Int64(now.timeIntervalSince1970)
         let windowStart = seconds - seconds % Int64(limit.window)
-        let row = try await db.sql.raw("""
+        let row = try await db.sql.raw(
+            """
             INSERT INTO rate_limit_counters (id, bucket, window_start, count)
             VALUES (\(bind: UUID()), \(bind: Self.bucket(limit.name, subject, key: key)), \(bind: windowStart), 1)
             ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
             RETURNING count
-            """).first()
+            """
+        ).first()
         if Int.random(in: 0..<200) == 0 { try await purge(before: now.addingTimeInterval(-86_400)) }
         let count = try row?.decode(column: "count", as: Int.self) ?? 1
         return (count <= limit.max, Int(windowStart + Int64(limit.window) - seconds))

@@ -37,9 +37,11 @@ struct AnalysisService: Sendable {
         }
         let raised: [Int64] = try await serialized(event.userAnonymizedID) { tx -> [Int64] in
             guard try await UserAnonymized.find(event.userAnonymizedID, on: tx) != nil else { throw YonaError(.userNotFound) }
-            guard let device = try await DeviceAnonymized.query(on: tx)
-                .filter(\.$userAnonymized.$id == event.userAnonymizedID)
-                .filter(\.$deviceIndex == event.deviceIndex).first() else {
+            guard
+                let device = try await DeviceAnonymized.query(on: tx)
+                    .filter(\.$userAnonymized.$id == event.userAnonymizedID)
+                    .filter(\.$deviceIndex == event.deviceIndex).first()
+            else {
                 throw YonaError(.deviceNotFound)
             }
             if let key = event.idempotencyKey {
@@ -71,8 +73,10 @@ struct AnalysisService: Sendable {
     /// that, nothing before the goal existed.
     static func version(of goal: Goal, at time: Date, on db: any Database) async throws -> GoalSpec? {
         if goal.creationTime <= time { return goal.spec }
-        guard let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.id!)
-            .filter(\.$creationTime <= time).filter(\.$endTime > time).first() else { return nil }
+        guard
+            let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.id!)
+                .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
+        else { return nil }
         return item.spec
     }
 
@@ -92,8 +96,10 @@ struct AnalysisService: Sendable {
             try await near.save(on: tx)
             return false
         }
-        try await Activity(id: UUID(), userAnonymizedID: event.userAnonymizedID, deviceID: device, goalID: goal,
-                           startTime: start, endTime: end).create(on: tx)
+        try await Activity(
+            id: UUID(), userAnonymizedID: event.userAnonymizedID, deviceID: device, goalID: goal,
+            startTime: start, endTime: end
+        ).create(on: tx)
         return true
     }
 
@@ -101,14 +107,19 @@ struct AnalysisService: Sendable {
     private func raiseGoalConflict(_ event: ActivityEvent, goal: Goal, on tx: any Database, now: Date) async throws -> [Int64] {
         let url = event.url.map { String($0.prefix(Self.maxURLLength)) }
         let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(Self.minimumDuration))
-        let conflict = MessagePayload(kind: .goalConflict, messageID: 0, subjectUserAnonymizedID: event.userAnonymizedID,
-                                      activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
-                                      activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
-        guard let original = try await MessageWriter.deliver(to: event.userAnonymizedID, on: tx, now: now, { id in
-            var own = conflict
-            own.messageID = id
-            return own
-        }) else { return [] }
+        let conflict = MessagePayload(
+            kind: .goalConflict, messageID: 0, subjectUserAnonymizedID: event.userAnonymizedID,
+            activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
+            activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
+        guard
+            let original = try await MessageWriter.deliver(
+                to: event.userAnonymizedID, on: tx, now: now,
+                { id in
+                    var own = conflict
+                    own.messageID = id
+                    return own
+                })
+        else { return [] }
         var raised = [original]
         let sharing = try await BuddyAnonymized.query(on: tx)
             .filter(\.$owner.$id == event.userAnonymizedID)

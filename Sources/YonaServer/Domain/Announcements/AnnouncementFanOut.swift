@@ -35,7 +35,8 @@ struct AnnouncementFanOut: Sendable {
             for recipient in claimed {
                 // A user deleted since the snapshot, or an announcement taken back, gets nothing.
                 guard let announcement = announcements[recipient.announcementID], let inbox = inboxes[recipient.userAnonymizedID],
-                      announcement.expiresAt.map({ $0 > now }) ?? true else { continue }
+                    announcement.expiresAt.map({ $0 > now }) ?? true
+                else { continue }
                 let id = MessageWriter.newMessageID()
                 let payload = AnnouncementService.payload(announcement, messageID: id, recipient: recipient.userAnonymizedID)
                 let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(inbox))
@@ -61,22 +62,26 @@ struct AnnouncementFanOut: Sendable {
     private struct Recipient: Decodable {
         let announcementID: UUID
         let userAnonymizedID: UUID
-        enum CodingKeys: String, CodingKey { case announcementID = "announcement_id", userAnonymizedID = "user_anonymized_id" }
+        enum CodingKeys: String, CodingKey {
+            case announcementID = "announcement_id"
+            case userAnonymizedID = "user_anonymized_id"
+        }
     }
 
     /// Removes a batch from the snapshot and returns it (rolled back with the batch if anything fails).
     private func claim(limit: Int, on tx: any Database) async throws -> [Recipient] {
         let table = Self.recipientsTable
-        let query: SQLQueryString = skipLocked
+        let query: SQLQueryString =
+            skipLocked
             ? """
-              DELETE FROM \(unsafeRaw: table) WHERE ctid IN (
-                  SELECT ctid FROM \(unsafeRaw: table) LIMIT \(bind: limit) FOR UPDATE SKIP LOCKED)
-              RETURNING announcement_id, user_anonymized_id
-              """
+            DELETE FROM \(unsafeRaw: table) WHERE ctid IN (
+                SELECT ctid FROM \(unsafeRaw: table) LIMIT \(bind: limit) FOR UPDATE SKIP LOCKED)
+            RETURNING announcement_id, user_anonymized_id
+            """
             : """
-              DELETE FROM \(unsafeRaw: table) WHERE rowid IN (SELECT rowid FROM \(unsafeRaw: table) LIMIT \(bind: limit))
-              RETURNING announcement_id, user_anonymized_id
-              """
+            DELETE FROM \(unsafeRaw: table) WHERE rowid IN (SELECT rowid FROM \(unsafeRaw: table) LIMIT \(bind: limit))
+            RETURNING announcement_id, user_anonymized_id
+            """
         return try await tx.sql.raw(query).all(decoding: Recipient.self)
     }
 }

@@ -19,19 +19,23 @@ struct AnnouncementService: Sendable {
         guard let english = translations[YonaLocale.fallback.rawValue], !english.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw YonaError(.missingProperty)
         }
-        guard translations.allSatisfy({ key, text in
-            YonaLocale(rawValue: key) != nil && !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && text.count <= Self.maxTextLength
-        }) else {
+        guard
+            translations.allSatisfy({ key, text in
+                YonaLocale(rawValue: key) != nil && !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && text.count <= Self.maxTextLength
+            })
+        else {
             throw YonaError(.invalidParameter)
         }
         if let expiresAt, expiresAt <= now { throw YonaError(.invalidParameter) }
         let id = UUID()
         try await db.transaction { tx in
             try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: tx)
-            try await tx.sql.raw("""
+            try await tx.sql.raw(
+                """
                 INSERT INTO \(unsafeRaw: AnnouncementFanOut.recipientsTable) (announcement_id, user_anonymized_id)
                 SELECT \(bind: id), id FROM users_anonymized
-                """).run()
+                """
+            ).run()
         }
         return id
     }
@@ -57,9 +61,11 @@ struct AnnouncementService: Sendable {
     func purgeExpired(now: Date = Date()) async throws {
         for id in try await expiredIDs(now: now) {
             try await db.transaction { tx in
-                try await tx.sql.raw("""
+                try await tx.sql.raw(
+                    """
                     DELETE FROM push_outbox WHERE message_id IN (SELECT id FROM messages WHERE announcement_id = \(bind: id))
-                    """).run()
+                    """
+                ).run()
                 try await Message.query(on: tx).filter(\.$announcementID == id).delete()
                 try await SystemAnnouncement.query(on: tx).filter(\.$id == id).delete()
             }
@@ -67,7 +73,8 @@ struct AnnouncementService: Sendable {
     }
 
     static func payload(_ announcement: SystemAnnouncement, messageID: Int64, recipient: UUID) -> MessagePayload {
-        MessagePayload(kind: .systemMessage, messageID: messageID, subjectUserAnonymizedID: recipient,
-                       translations: announcement.translations)
+        MessagePayload(
+            kind: .systemMessage, messageID: messageID, subjectUserAnonymizedID: recipient,
+            translations: announcement.translations)
     }
 }

@@ -20,8 +20,10 @@ struct BuddyService: Sendable {
 
     /// Invites a number; two-way only. A number without an account gets one "created on buddy request"
     /// and an invitation by SMS (and e-mail when an address is given).
-    func request(from user: UnlockedUser, firstName: String, lastName: String, mobileNumber: MobileNumber, emailAddress: String?,
-                 message: String?, sendingStatus: String, receivingStatus: String, inviting: Inviting) async throws -> (UnlockedUser, PrivateBuddy) {
+    func request(
+        from user: UnlockedUser, firstName: String, lastName: String, mobileNumber: MobileNumber, emailAddress: String?,
+        message: String?, sendingStatus: String, receivingStatus: String, inviting: Inviting
+    ) async throws -> (UnlockedUser, PrivateBuddy) {
         guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
         guard sendingStatus == Status.requested.rawValue, receivingStatus == Status.requested.rawValue else {
             throw YonaError(.buddyOnlyTwoWay)
@@ -31,7 +33,8 @@ struct BuddyService: Sendable {
             throw YonaError(.buddyCannotInviteExisting)
         }
         let existingID = try await User.query(on: db).filter(\.$mobileNumber == mobileNumber.value).first()?.id
-        let invitee = existingID == nil
+        let invitee =
+            existingID == nil
             ? try await inviting.invitations.prepare(firstName: firstName, lastName: lastName, mobileNumber: mobileNumber)
             : nil
         guard let inviteeID = existingID ?? invitee?.userID else { throw YonaError(.unexpected) }
@@ -44,27 +47,33 @@ struct BuddyService: Sendable {
         do {
             updated = try await db.transaction { tx in
                 try await invitee?.insert(on: tx)
-                try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: user.privateData.userAnonymizedID, buddyUserAnonymizedID: nil,
-                                          sendingStatus: Status.requested.rawValue, receivingStatus: Status.requested.rawValue).create(on: tx)
+                try await BuddyAnonymized(
+                    id: buddy.buddyAnonymizedID, ownerID: user.privateData.userAnonymizedID, buddyUserAnonymizedID: nil,
+                    sendingStatus: Status.requested.rawValue, receivingStatus: Status.requested.rawValue
+                ).create(on: tx)
                 let updated = try await users.modifyPrivateData(user, on: tx) { $0.buddies.append(buddy) }
-                try await MessageWriter.deliverNamed(to: inviteeID, on: tx, now: now, MessagePayload(
-                    kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                    status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
-                    buddyAnonymizedID: buddy.buddyAnonymizedID, deviceNames: user.privateData.devices.map(\.name)))
+                try await MessageWriter.deliverNamed(
+                    to: inviteeID, on: tx, now: now,
+                    MessagePayload(
+                        kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                        status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
+                        buddyAnonymizedID: buddy.buddyAnonymizedID, deviceNames: user.privateData.devices.map(\.name)))
                 return updated
             }
         } catch let error as any DatabaseError where error.isConstraintFailure && invitee != nil {
             // Someone registered or invited the number meanwhile: invite that account instead.
-            return try await request(from: user, firstName: firstName, lastName: lastName, mobileNumber: mobileNumber,
-                                     emailAddress: emailAddress, message: message, sendingStatus: sendingStatus,
-                                     receivingStatus: receivingStatus, inviting: inviting)
+            return try await request(
+                from: user, firstName: firstName, lastName: lastName, mobileNumber: mobileNumber,
+                emailAddress: emailAddress, message: message, sendingStatus: sendingStatus,
+                receivingStatus: receivingStatus, inviting: inviting)
         }
         if existingID != nil { await notices.send(to: [inviteeID]) }
         if let invitee {
-            await inviting.invitations.send(BuddyInvitation(
-                inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
-                inviteeFirstName: firstName, inviteeLastName: lastName, message: message,
-                link: inviting.link(invitee.userID, invitee.temporaryPassword)), to: mobileNumber, emailAddress: emailAddress)
+            await inviting.invitations.send(
+                BuddyInvitation(
+                    inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
+                    inviteeFirstName: firstName, inviteeLastName: lastName, message: message,
+                    link: inviting.link(invitee.userID, invitee.temporaryPassword)), to: mobileNumber, emailAddress: emailAddress)
         }
         return (updated, buddy)
     }
@@ -73,7 +82,8 @@ struct BuddyService: Sendable {
     func respond(_ user: UnlockedUser, to message: OpenedMessage, accept: Bool, text: String?) async throws -> UnlockedUser {
         let request = message.payload
         guard request.kind == .buddyConnectRequest, request.status == Status.requested.rawValue,
-              let sender = request.sender, let requesterBuddyID = request.buddyID, let requesterHalf = request.buddyAnonymizedID else {
+            let sender = request.sender, let requesterBuddyID = request.buddyID, let requesterHalf = request.buddyAnonymizedID
+        else {
             throw YonaError(.messageActionNotSupported)
         }
         if try await MessageService(db: db).isWithdrawn(request) { throw YonaError(.messageNotFound) }
@@ -95,8 +105,10 @@ struct BuddyService: Sendable {
                     receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
                     buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames,
                     creationTime: sender.creationTime)
-                try await BuddyAnonymized(id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
-                                          sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue).create(on: tx)
+                try await BuddyAnonymized(
+                    id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
+                    sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue
+                ).create(on: tx)
                 // The requester's half starts sharing now, so conflicts flow before the requester's next call.
                 try await BuddyAnonymized.query(on: tx).filter(\.$id == requesterHalf)
                     .filter(\.$owner.$id == request.subjectUserAnonymizedID)
@@ -109,10 +121,12 @@ struct BuddyService: Sendable {
                     data.buddies.append(buddy)
                 }
             }
-            try await MessageWriter.deliverNamed(to: sender.userID, on: tx, now: now, MessagePayload(
-                kind: .buddyConnectResponse, messageID: 0, subjectUserAnonymizedID: me,
-                status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID,
-                deviceNames: accept ? user.privateData.devices.map(\.name) : nil))
+            try await MessageWriter.deliverNamed(
+                to: sender.userID, on: tx, now: now,
+                MessagePayload(
+                    kind: .buddyConnectResponse, messageID: 0, subjectUserAnonymizedID: me,
+                    status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID,
+                    deviceNames: accept ? user.privateData.devices.map(\.name) : nil))
             return updated
         }
         await notices.send(to: [sender.userID])
@@ -152,8 +166,10 @@ struct BuddyService: Sendable {
             try await MessageWriter.deleteAll(from: me, in: other, on: tx)
         }
         guard buddy.sendingStatus == .accepted else { return }
-        try await MessageWriter.deliverNamed(to: buddy.userID, on: tx, now: Date(), MessagePayload(
-            kind: .buddyDisconnect, messageID: 0, subjectUserAnonymizedID: me, text: text, sender: Self.sender(user), reason: reason))
+        try await MessageWriter.deliverNamed(
+            to: buddy.userID, on: tx, now: Date(),
+            MessagePayload(
+                kind: .buddyDisconnect, messageID: 0, subjectUserAnonymizedID: me, text: text, sender: Self.sender(user), reason: reason))
     }
 
     /// Moves direct messages into the anonymous inbox (where they get an id and a push) and applies what
@@ -166,12 +182,15 @@ struct BuddyService: Sendable {
         return try await db.transaction { tx in
             var current = user
             for named in pending {
-                let claimed = try await tx.sql.raw("""
+                let claimed = try await tx.sql.raw(
+                    """
                     DELETE FROM \(unsafeRaw: NamedMessage.schema) WHERE id = \(bind: named.requireID()) RETURNING id
-                    """).first()
+                    """
+                ).first()
                 guard claimed != nil else { continue }
                 guard let plaintext = try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox),
-                      let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext)) else { continue }
+                    let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext))
+                else { continue }
                 if try await MessageService(db: tx).isWithdrawn(payload) { continue }
                 current = try await apply(payload, to: current, on: tx)
                 try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: named.createdAt) { id in
@@ -206,19 +225,22 @@ struct BuddyService: Sendable {
             for buddy in removed {
                 try await BuddyAnonymized.query(on: tx).filter(\.$id == buddy.buddyAnonymizedID).delete()
                 if let other = buddy.buddyUserAnonymizedID { try await MessageWriter.deleteAll(from: other, in: me, on: tx) }
-                let sender = MessagePayload.Sender(userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
-                                                   nickname: buddy.nickname, mobileNumber: buddy.mobileNumber)
+                let sender = MessagePayload.Sender(
+                    userID: buddy.userID, firstName: buddy.firstName, lastName: buddy.lastName,
+                    nickname: buddy.nickname, mobileNumber: buddy.mobileNumber)
                 var typedNames = sender
                 typedNames.nickname = "\(buddy.firstName) \(buddy.lastName)"
                 try await MessageWriter.deliver(to: me, on: tx, now: now) { id in
                     // Yona: an invitee who never answered is a rejection under the names the user typed; a buddy a
                     // disconnect.
                     buddy.sendingStatus == .accepted
-                        ? MessagePayload(kind: .buddyDisconnect, messageID: id,
-                                         subjectUserAnonymizedID: buddy.buddyUserAnonymizedID ?? buddy.buddyAnonymizedID,
-                                         sender: sender, reason: "USER_ACCOUNT_DELETED")
-                        : MessagePayload(kind: .buddyConnectResponse, messageID: id, subjectUserAnonymizedID: buddy.buddyAnonymizedID,
-                                         status: Status.rejected.rawValue, sender: typedNames, reason: "USER_ACCOUNT_DELETED")
+                        ? MessagePayload(
+                            kind: .buddyDisconnect, messageID: id,
+                            subjectUserAnonymizedID: buddy.buddyUserAnonymizedID ?? buddy.buddyAnonymizedID,
+                            sender: sender, reason: "USER_ACCOUNT_DELETED")
+                        : MessagePayload(
+                            kind: .buddyConnectResponse, messageID: id, subjectUserAnonymizedID: buddy.buddyAnonymizedID,
+                            status: Status.rejected.rawValue, sender: typedNames, reason: "USER_ACCOUNT_DELETED")
                 }
             }
             return updated
@@ -278,7 +300,8 @@ struct BuddyService: Sendable {
     func requestDisclosure(_ user: UnlockedUser, of copy: OpenedMessage, text: String? = nil) async throws {
         var payload = copy.payload
         guard payload.kind == .goalConflict, payload.subjectUserAnonymizedID != user.privateData.userAnonymizedID,
-              payload.status == "ANNOUNCED", let original = payload.originalMessageID else {
+            payload.status == "ANNOUNCED", let original = payload.originalMessageID
+        else {
             throw YonaError(.messageActionNotSupported)
         }
         payload.status = "DISCLOSURE_REQUESTED"
@@ -286,20 +309,24 @@ struct BuddyService: Sendable {
         try await db.transaction { tx in
             try await MessageWriter.transition(copy, recipient: user.privateData.userAnonymizedID, on: tx, requested)
             try await MessageWriter.deliver(to: requested.subjectUserAnonymizedID, on: tx, now: Date()) { id in
-                MessagePayload(kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                               activityCategoryID: requested.activityCategoryID, activityStartTime: requested.activityStartTime,
-                               activityEndTime: requested.activityEndTime, status: "DISCLOSURE_REQUESTED", text: text,
-                               originalMessageID: original, buddyCopyMessageID: copy.id)
+                MessagePayload(
+                    kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                    activityCategoryID: requested.activityCategoryID, activityStartTime: requested.activityStartTime,
+                    activityEndTime: requested.activityEndTime, status: "DISCLOSURE_REQUESTED", text: text,
+                    originalMessageID: original, buddyCopyMessageID: copy.id)
             }
         }
     }
 
     /// The subject answers a disclosure request; on accept the buddy's copy shows the URL from then on.
-    func answerDisclosure(_ user: UnlockedUser, request: OpenedMessage, accept: Bool, text: String? = nil,
-                          messages: MessageService) async throws {
+    func answerDisclosure(
+        _ user: UnlockedUser, request: OpenedMessage, accept: Bool, text: String? = nil,
+        messages: MessageService
+    ) async throws {
         var payload = request.payload
         guard payload.kind == .disclosureRequest, payload.status == "DISCLOSURE_REQUESTED",
-              let originalID = payload.originalMessageID, let copyID = payload.buddyCopyMessageID else {
+            let originalID = payload.originalMessageID, let copyID = payload.buddyCopyMessageID
+        else {
             throw YonaError(.messageActionNotSupported)
         }
         let original = try await messages.message(originalID, of: user).payload
@@ -315,9 +342,10 @@ struct BuddyService: Sendable {
             copy.originalMessageID = originalID
             try await MessageWriter.reseal(copyID, recipient: buddy, on: tx, copy)
             try await MessageWriter.deliver(to: buddy, on: tx, now: Date()) { id in
-                MessagePayload(kind: .disclosureResponse, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                               activityCategoryID: original.activityCategoryID, status: status, text: text,
-                               originalMessageID: originalID, buddyCopyMessageID: copyID)
+                MessagePayload(
+                    kind: .disclosureResponse, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                    activityCategoryID: original.activityCategoryID, status: status, text: text,
+                    originalMessageID: originalID, buddyCopyMessageID: copyID)
             }
         }
     }
@@ -335,13 +363,17 @@ struct BuddyService: Sendable {
     /// inbox: the buddy's own buddy list (which keeps the device names its buddy view shows) is sealed under
     /// the buddy's key, so only the buddy's next call can update it. The message then moves to the anonymous
     /// inbox like any direct message (and is pushed then).
-    static func announceDevices(_ user: UnlockedUser, deviceNames: [String], on db: any Database,
-                                change: String, oldName: String?, newName: String?) async throws {
+    static func announceDevices(
+        _ user: UnlockedUser, deviceNames: [String], on db: any Database,
+        change: String, oldName: String?, newName: String?
+    ) async throws {
         let now = Date()
         for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
-            try await MessageWriter.deliverNamed(to: buddy.userID, on: db, now: now, MessagePayload(
-                kind: .buddyDeviceChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                sender: sender(user), change: change, oldName: oldName, newName: newName, deviceNames: deviceNames))
+            try await MessageWriter.deliverNamed(
+                to: buddy.userID, on: db, now: now,
+                MessagePayload(
+                    kind: .buddyDeviceChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                    sender: sender(user), change: change, oldName: oldName, newName: newName, deviceNames: deviceNames))
         }
     }
 
@@ -350,14 +382,17 @@ struct BuddyService: Sendable {
     static func announceInfoChange(_ user: UnlockedUser, on db: any Database) async throws {
         let now = Date()
         for buddy in user.privateData.buddies where buddy.sendingStatus == .accepted {
-            try await MessageWriter.deliverNamed(to: buddy.userID, on: db, now: now, MessagePayload(
-                kind: .buddyInfoChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID, sender: sender(user)))
+            try await MessageWriter.deliverNamed(
+                to: buddy.userID, on: db, now: now,
+                MessagePayload(
+                    kind: .buddyInfoChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID, sender: sender(user)))
         }
     }
 
     static func sender(_ user: UnlockedUser) -> MessagePayload.Sender {
-        MessagePayload.Sender(userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
-                              nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
-                              creationTime: user.privateData.creationTime)
+        MessagePayload.Sender(
+            userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
+            nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
+            creationTime: user.privateData.creationTime)
     }
 }

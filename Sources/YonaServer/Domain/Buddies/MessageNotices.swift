@@ -21,8 +21,9 @@ struct MessageNotices: Sendable {
         for userID in Set(userIDs) {
             do {
                 guard let user = try await User.find(userID, on: db), !user.createdOnBuddyRequest,
-                      let number = try? MobileNumber(user.mobileNumber),
-                      try await RateLimiter(db: db, key: rateLimitKey).allows(Self.limit, number.value) else { continue }
+                    let number = try? MobileNumber(user.mobileNumber),
+                    try await RateLimiter(db: db, key: rateLimitKey).allows(Self.limit, number.value)
+                else { continue }
                 await sms.sendMessageNotice(to: number)
             } catch {
                 // The message itself is stored; only its notice is lost. Said, with the cause, never the number.

@@ -37,8 +37,10 @@ struct DeviceService: Sendable {
 
     /// Renames a device, stores the Instance ID the app sends (an omitted one is kept; sending it again
     /// counts as a refresh) and sets the notification switch.
-    func update(_ deviceID: UUID, of user: UnlockedUser, name: String, firebaseInstanceID: String?,
-                notificationsEnabled: Bool? = nil) async throws -> UnlockedUser {
+    func update(
+        _ deviceID: UUID, of user: UnlockedUser, name: String, firebaseInstanceID: String?,
+        notificationsEnabled: Bool? = nil
+    ) async throws -> UnlockedUser {
         let current = try await device(deviceID, of: user)
         return try await db.transaction { tx in
             if let firebaseInstanceID {
@@ -80,9 +82,11 @@ struct DeviceService: Sendable {
     /// Records that the app was opened: the day, the app version, the locale, and the operating system
     /// if it was still unknown. A device never switches between Android and iOS.
     /// `app` is nil when the app reported only that it opened (Yona's empty body).
-    func recordAppOpened(_ deviceID: UUID, of user: UnlockedUser,
-                         app: AppReport?,
-                         locale: String, on day: String) async throws {
+    func recordAppOpened(
+        _ deviceID: UUID, of user: UnlockedUser,
+        app: AppReport?,
+        locale: String, on day: String
+    ) async throws {
         let current = try await device(deviceID, of: user)
         let query = DeviceAnonymized.query(on: db).filter(\.$id == current.device.deviceAnonymizedID)
             .set(\.$appLastOpenedDate, to: day)
@@ -110,8 +114,9 @@ struct DeviceService: Sendable {
 
     /// Tells accepted buddies about a change, with the device names as just stored (`user` is the updated user).
     private static func announce(_ user: UnlockedUser, change: String, oldName: String?, newName: String?, on tx: any Database) async throws {
-        try await BuddyService.announceDevices(user, deviceNames: user.privateData.devices.map(\.name), on: tx,
-                                               change: change, oldName: oldName, newName: newName)
+        try await BuddyService.announceDevices(
+            user, deviceNames: user.privateData.devices.map(\.name), on: tx,
+            change: change, oldName: oldName, newName: newName)
     }
 
     private static func checkNameIsFree(_ name: String, in data: UserPrivateData, except deviceID: UUID?) throws {

@@ -28,7 +28,8 @@ struct NewDeviceRequestService: Sendable {
         guard passwordHeader != nil else { throw YonaError(.missingPasswordHeader) }
         // An unknown number, an invited one and a wrong password answer alike (issue 13, attack 8).
         guard let record = try await User.query(on: db).filter(\.$mobileNumber == number.value).first(),
-              !record.createdOnBuddyRequest else {
+            !record.createdOnBuddyRequest
+        else {
             throw YonaError(.decryptingData)
         }
         return try await users.unlock(userID: record.id!, passwordHeader: passwordHeader)
@@ -43,8 +44,10 @@ struct NewDeviceRequestService: Sendable {
         let sealed = AEAD.seal(password.bytes, key: key, associatedData: Self.associatedData(id))
         try await db.transaction { tx in
             try await NewDeviceRequest.query(on: tx).filter(\.$user.$id == user.id).delete()
-            try await NewDeviceRequest(id: id, userID: user.id, createdAt: Date(), keySalt: Data(salt),
-                                       encryptedPassword: Data(sealed)).create(on: tx)
+            try await NewDeviceRequest(
+                id: id, userID: user.id, createdAt: Date(), keySalt: Data(salt),
+                encryptedPassword: Data(sealed)
+            ).create(on: tx)
         }
     }
 
@@ -82,7 +85,8 @@ struct NewDeviceRequestService: Sendable {
 
     private func current(number: MobileNumber) async throws -> NewDeviceRequest {
         guard let user = try await User.query(on: db).filter(\.$mobileNumber == number.value).first(),
-              let request = try await NewDeviceRequest.query(on: db).filter(\.$user.$id == user.id!).first() else {
+            let request = try await NewDeviceRequest.query(on: db).filter(\.$user.$id == user.id!).first()
+        else {
             throw YonaError(.noDeviceRequestPresent)
         }
         try checkNotExpired(request)
@@ -108,20 +112,23 @@ struct NewDeviceRequestService: Sendable {
         }
     }
 
-
     private func stillOpen(requestID: UUID) async throws -> Bool {
-        try await db.sql.raw("""
+        try await db.sql.raw(
+            """
             SELECT id FROM new_device_requests
             WHERE id = \(bind: requestID) AND failed_attempts < \(bind: Self.maxFailedAttempts)
-            """).first() != nil
+            """
+        ).first() != nil
     }
 
     /// Counts a wrong OTP atomically; the fifth destroys the request.
     private func recordFailedAttempt(requestID: UUID) async throws {
-        let row = try await db.sql.raw("""
+        let row = try await db.sql.raw(
+            """
             UPDATE new_device_requests SET failed_attempts = failed_attempts + 1
             WHERE id = \(bind: requestID) RETURNING failed_attempts
-            """).first()
+            """
+        ).first()
         guard let row else { throw YonaError(.noDeviceRequestPresent) }
         if try row.decode(column: "failed_attempts", as: Int.self) >= Self.maxFailedAttempts {
             try await NewDeviceRequest.query(on: db).filter(\.$id == requestID).delete()

@@ -18,9 +18,11 @@ struct GoalService: Sendable {
     }
 
     func goal(_ goalID: UUID, of user: UnlockedUser) async throws -> Goal {
-        guard let goal = try await Goal.query(on: db).filter(\.$id == goalID)
-            .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
-            .with(\.$activityCategory).first() else {
+        guard
+            let goal = try await Goal.query(on: db).filter(\.$id == goalID)
+                .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+                .with(\.$activityCategory).first()
+        else {
             throw YonaError(.goalNotFound)
         }
         return goal
@@ -46,7 +48,8 @@ struct GoalService: Sendable {
         guard try await ActivityCategory.find(categoryID, on: db) != nil else { throw YonaError(.activityCategoryNotFound) }
         let anonymizedID = user.privateData.userAnonymizedID
         if try await Goal.query(on: db).filter(\.$userAnonymized.$id == anonymizedID)
-            .filter(\.$activityCategory.$id == categoryID).count() > 0 {
+            .filter(\.$activityCategory.$id == categoryID).count() > 0
+        {
             throw YonaError(.secondGoalOnActivityCategory)
         }
         let goal = Self.make(spec, id: UUID(), userAnonymizedID: anonymizedID, categoryID: categoryID, creationTime: creationTime)
@@ -64,8 +67,10 @@ struct GoalService: Sendable {
     /// Changes a goal's budget or zones, as Yona: the version it replaces is kept as a history item ending when the
     /// new one starts (`changeTime`, a test server's past time, or now); a change that changes nothing is no change.
     /// A goal keeps its type and category; a mandatory no-go goal cannot be relaxed.
-    func update(_ goalID: UUID, of user: UnlockedUser, to spec: GoalSpec, categoryID: UUID, changeTime: Date? = nil,
-                text: String? = nil) async throws -> Goal {
+    func update(
+        _ goalID: UUID, of user: UnlockedUser, to spec: GoalSpec, categoryID: UUID, changeTime: Date? = nil,
+        text: String? = nil
+    ) async throws -> Goal {
         let goal = try await goal(goalID, of: user)
         guard goal.kind == spec.type else { throw YonaError(.cannotChangeGoalType) }
         guard goal.$activityCategory.id == categoryID else { throw YonaError(.cannotChangeGoalActivityCategory) }
@@ -115,33 +120,39 @@ struct GoalService: Sendable {
     }
 
     enum Change: String {
-        case added = "GOAL_ADDED", changed = "GOAL_CHANGED", deleted = "GOAL_DELETED"
+        case added = "GOAL_ADDED"
+        case changed = "GOAL_CHANGED"
+        case deleted = "GOAL_DELETED"
     }
 
     /// Goal changes are announced to buddies (api.md).
     private static func announce(_ change: Change, goal: Goal, of user: UnlockedUser, text: String?, on tx: any Database) async throws {
         try await BuddyService.announce(user, on: tx) { id in
-            MessagePayload(kind: .goalChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                           activityCategoryID: goal.$activityCategory.id, goalID: goal.id, text: text, change: change.rawValue)
+            MessagePayload(
+                kind: .goalChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                activityCategoryID: goal.$activityCategory.id, goalID: goal.id, text: text, change: change.rawValue)
         }
     }
 
     /// The no-go goals every new user gets (inside the user-creation transaction).
     static func mandatoryGoals(for userAnonymizedID: UUID, on db: any Database) async throws -> [Goal] {
         try await ActivityCategory.query(on: db).filter(\.$mandatoryNoGo == true).all().map { category in
-            make(.budget(maxDurationMinutes: 0), id: UUID(), userAnonymizedID: userAnonymizedID, categoryID: category.id!,
-                 creationTime: Goal.mandatoryCreationTime)
+            make(
+                .budget(maxDurationMinutes: 0), id: UUID(), userAnonymizedID: userAnonymizedID, categoryID: category.id!,
+                creationTime: Goal.mandatoryCreationTime)
         }
     }
 
     static func make(_ spec: GoalSpec, id: UUID, userAnonymizedID: UUID, categoryID: UUID, creationTime: Date) -> Goal {
         switch spec {
         case .budget(let minutes):
-            Goal(id: id, userAnonymizedID: userAnonymizedID, activityCategoryID: categoryID, kind: spec.type,
-                 maxDurationMinutes: minutes, zones: [], creationTime: creationTime)
+            Goal(
+                id: id, userAnonymizedID: userAnonymizedID, activityCategoryID: categoryID, kind: spec.type,
+                maxDurationMinutes: minutes, zones: [], creationTime: creationTime)
         case .timeZone(let zones):
-            Goal(id: id, userAnonymizedID: userAnonymizedID, activityCategoryID: categoryID, kind: spec.type,
-                 maxDurationMinutes: nil, zones: zones, creationTime: creationTime)
+            Goal(
+                id: id, userAnonymizedID: userAnonymizedID, activityCategoryID: categoryID, kind: spec.type,
+                maxDurationMinutes: nil, zones: zones, creationTime: creationTime)
         }
     }
 }

@@ -46,7 +46,7 @@ enum GoalSpec: Sendable, Equatable {
         var cells = Set<Int>()
         for zone in zones {
             guard let (from, to) = Self.minutes(zone) else { continue }
-            cells.formUnion(from / 15 ..< to / 15)
+            cells.formUnion(from / 15..<to / 15)
         }
         return cells.sorted()
     }

@@ -41,13 +41,18 @@ struct MessageService: Sendable {
     /// relation is gone. Yona deletes such a request from the invitee's inbox.
     func isWithdrawn(_ payload: MessagePayload) async throws -> Bool {
         guard payload.kind == .buddyConnectRequest, payload.status == PrivateBuddy.Status.requested.rawValue,
-              let half = payload.buddyAnonymizedID else { return false }
+            let half = payload.buddyAnonymizedID
+        else { return false }
         return try await BuddyAnonymized.find(half, on: db) == nil
     }
 
     func message(_ id: Int64, of user: UnlockedUser) async throws -> OpenedMessage {
-        guard let row = try await visible(Message.query(on: db).filter(\.$id == id)
-            .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)).first() else {
+        guard
+            let row = try await visible(
+                Message.query(on: db).filter(\.$id == id)
+                    .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+            ).first()
+        else {
             throw YonaError(.messageNotFound)
         }
         let opened = OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))

@@ -14,8 +14,10 @@ enum MessageWriter {
     }
 
     @discardableResult
-    static func deliver(to recipient: UUID, on db: any Database, now: Date, announcementID: UUID? = nil,
-                        _ makePayload: (Int64) -> MessagePayload) async throws -> Int64? {
+    static func deliver(
+        to recipient: UUID, on db: any Database, now: Date, announcementID: UUID? = nil,
+        _ makePayload: (Int64) -> MessagePayload
+    ) async throws -> Int64? {
         guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else {
             return nil
         }
@@ -76,11 +78,13 @@ enum MessageWriter {
     /// Call it first in the action's transaction.
     static func transition(_ message: OpenedMessage, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
         guard let sealed = try await seal(payload, id: message.id, to: recipient, on: db) else { throw YonaError(.messageNotFound) }
-        let changed = try await db.sql.raw("""
+        let changed = try await db.sql.raw(
+            """
             UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: sealed)
             WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: recipient) AND sealed_payload = \(bind: message.record.sealedPayload)
             RETURNING id
-            """).first()
+            """
+        ).first()
         guard changed != nil else { throw YonaError(.messageActionNotSupported) }
     }
 

@@ -20,8 +20,9 @@ struct HTTPSMSSender: SMSSender {
     }
 
     func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async {
-        await send("\(invitation.inviterFirstName) \(invitation.inviterLastName) invites you to become buddies on Yona: \(invitation.link)",
-                   to: number, kind: "buddy invitation")
+        await send(
+            "\(invitation.inviterFirstName) \(invitation.inviterLastName) invites you to become buddies on Yona: \(invitation.link)",
+            to: number, kind: "buddy invitation")
     }
 
     func sendOverwriteCode(_ code: String, to number: MobileNumber) async {

@@ -51,7 +51,9 @@ struct InvitationService: Sendable {
 
     /// Makes the account of an invitee; the inviter's names for it stand until the invitee changes them.
     func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber) async throws -> Invitee {
-        let temporaryPassword = users.testServer ? Self.testServerTemporaryPassword
+        let temporaryPassword =
+            users.testServer
+            ? Self.testServerTemporaryPassword
             : Base64URL.encode(SecureRandom.bytes(Self.temporaryPasswordBytes))
         let userID = UUID()
         let password = YonaPassword.generate()
@@ -64,17 +66,19 @@ struct InvitationService: Sendable {
         let privateData = UserPrivateData(
             firstName: firstName, lastName: lastName, nickname: firstName, creationTime: Date(), userAnonymizedID: UUID(),
             devices: [], namedInboxSecretKey: namedInbox.secretKey.data, anonymousInboxSecretKey: anonymousInbox.secretKey.data)
-        let record = User(id: userID, mobileNumber: mobileNumber.value, keySalt: Data(salt),
-                          privateData: try users.seal(privateData, key: key, userID: userID).data)
+        let record = User(
+            id: userID, mobileNumber: mobileNumber.value, keySalt: Data(salt),
+            privateData: try users.seal(privateData, key: key, userID: userID).data)
         record.namedInboxPublicKey = Data(namedInbox.publicKey)
         record.createdOnBuddyRequest = true
         record.invitationSalt = Data(invitationSalt)
         record.invitationPassword = temporaryKey.seal(password.bytes, field: Self.invitationPasswordField, recordID: userID).data
         record.invitedOn = Self.day(of: Date())
         record.recoveryBlob = users.recovery.seal(userAnonymizedID: privateData.userAnonymizedID, userID: userID)
-        return Invitee(record: record,
-                       anonymized: UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)),
-                       temporaryPassword: temporaryPassword)
+        return Invitee(
+            record: record,
+            anonymized: UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)),
+            temporaryPassword: temporaryPassword)
     }
 
     /// Sends the invitation by SMS, and by e-mail when the inviter gave an address.
@@ -90,19 +94,23 @@ struct InvitationService: Sendable {
         guard record.createdOnBuddyRequest else {
             // As Yona: a normal account is named as such only to whoever holds its password.
             if let password = YonaPassword(header: temporaryPassword),
-               (try? users.open(record, password: password)) != nil {
+                (try? users.open(record, password: password)) != nil
+            {
                 throw YonaError(.userNotCreatedOnBuddyRequest)
             }
             throw YonaError(.decryptingData)
         }
         guard let sealed = record.invitationPassword, let salt = record.invitationSalt else {
-            let key = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8),
-                                                                              salt: Array(record.keySalt)))
+            let key = UserKey(
+                temporaryPasswordKey: try await argon2.deriveKey(
+                    password: Array(temporaryPassword.utf8),
+                    salt: Array(record.keySalt)))
             return Opened(user: try users.open(record, key: key), password: nil)
         }
         let temporaryKey = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: Array(salt)))
         guard let bytes = try? temporaryKey.open(EncryptedBlob(bytes: Array(sealed)), field: Self.invitationPasswordField, recordID: userID),
-              let password = YonaPassword(bytes: bytes) else {
+            let password = YonaPassword(bytes: bytes)
+        else {
             throw YonaError(.decryptingData)
         }
         return Opened(user: try users.open(record, password: password), password: password)
@@ -140,7 +148,8 @@ struct InvitationService: Sendable {
         let version: Int
         do {
             version = try await db.transaction { tx in
-                let row = try await tx.sql.raw("""
+                let row = try await tx.sql.raw(
+                    """
                     UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1,
                         key_salt = \(bind: Data(salt)), created_on_buddy_request = \(bind: false), invited_on = NULL,
                         invitation_password = NULL, invitation_salt = NULL,
@@ -149,10 +158,13 @@ struct InvitationService: Sendable {
                     WHERE id = \(bind: invited.id) AND created_on_buddy_request = \(bind: true)
                         AND private_data_version = \(bind: invited.record.privateDataVersion)
                     RETURNING private_data_version
-                    """).first()
+                    """
+                ).first()
                 guard let row else { throw YonaError(.decryptingData) }
-                try await DeviceAnonymized(new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
-                                           deviceIndex: 0).create(on: tx)
+                try await DeviceAnonymized(
+                    new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
+                    deviceIndex: 0
+                ).create(on: tx)
                 return try row.decode(column: "private_data_version", as: Int.self)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -186,9 +198,11 @@ struct InvitationService: Sendable {
             let userID = try user.requireID()
             let anonymizedID = user.recoveryBlob.flatMap { recovery.open($0, userID: userID) }
             removed += try await db.transaction { tx in
-                let claimed = try await tx.sql.raw("""
+                let claimed = try await tx.sql.raw(
+                    """
                     DELETE FROM users WHERE id = \(bind: userID) AND created_on_buddy_request = \(bind: true) RETURNING id
-                    """).first()
+                    """
+                ).first()
                 guard claimed != nil else { return 0 }
                 if let anonymizedID { try await UserService.deleteAnonymizedPart(anonymizedID, on: tx) }
                 return 1

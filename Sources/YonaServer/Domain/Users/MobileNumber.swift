@@ -8,7 +8,8 @@ struct MobileNumber: Sendable, Equatable, CustomStringConvertible {
     init(_ raw: String) throws(YonaError) {
         let digits = raw.dropFirst()
         guard raw.hasPrefix("+"), (7...15).contains(digits.count),
-              digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.first != "0" else {
+            digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.first != "0"
+        else {
             throw YonaError(.invalidMobileNumber, quoting: raw)
         }
         let countryCode = digits.prefix(Self.countryCodeLength(digits))

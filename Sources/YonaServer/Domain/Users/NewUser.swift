@@ -54,9 +54,10 @@ struct NewUser: Sendable {
 extension DeviceAnonymized {
     /// The anonymized row of a device the app registers (first device, added device, taken-over account).
     convenience init(_ device: NewDevice, id: UUID, userAnonymizedID: UUID, deviceIndex: Int) {
-        self.init(id: id, userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex,
-                  operatingSystem: device.operatingSystem.rawValue, appVersion: device.appVersion,
-                  appVersionCode: device.appVersionCode, firebaseInstanceID: device.firebaseInstanceID)
+        self.init(
+            id: id, userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex,
+            operatingSystem: device.operatingSystem.rawValue, appVersion: device.appVersion,
+            appVersionCode: device.appVersionCode, firebaseInstanceID: device.firebaseInstanceID)
         // Registering a device is opening the app on it (as Yona).
         appLastOpenedDate = UserCalendar.day(Date())
     }

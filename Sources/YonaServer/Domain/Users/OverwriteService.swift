@@ -31,8 +31,9 @@ struct OverwriteService: Sendable {
     /// the code (counted atomically, so parallel guesses get no more).
     func overwrite(with new: NewUser, code: String, now: Date = Date()) async throws -> (UnlockedUser, YonaPassword) {
         guard let old = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first(),
-              let stored = old.overwriteCodeHash, let requestedAt = old.overwriteRequestedAt,
-              now.timeIntervalSince(requestedAt) <= Self.codeLifetime else {
+            let stored = old.overwriteCodeHash, let requestedAt = old.overwriteRequestedAt,
+            now.timeIntervalSince(requestedAt) <= Self.codeLifetime
+        else {
             throw YonaError(.overwriteCodeNotSet)
         }
         let oldID = old.id!
@@ -46,9 +47,11 @@ struct OverwriteService: Sendable {
         let oldAnonymizedID = old.recoveryBlob.flatMap { users.recovery.open($0, userID: oldID) }
         return try await users.create(new, confirmed: true) { tx in
             // Only the holder of this very code may replace the row (a second, parallel overwrite finds nothing).
-            let claimed = try await tx.sql.raw("""
+            let claimed = try await tx.sql.raw(
+                """
                 DELETE FROM users WHERE id = \(bind: oldID) AND overwrite_code_hash = \(bind: stored) RETURNING id
-                """).first()
+                """
+            ).first()
             guard claimed != nil else { throw YonaError(.overwriteCodeNotSet) }
             if let oldAnonymizedID { try await UserService.deleteAnonymizedPart(oldAnonymizedID, on: tx) }
         }

@@ -21,8 +21,10 @@ struct UserPrivateData: Codable, Sendable {
         case firstName, lastName, nickname, creationTime, userAnonymizedID, devices, namedInboxSecretKey, anonymousInboxSecretKey, buddies
     }
 
-    init(firstName: String, lastName: String, nickname: String, creationTime: Date, userAnonymizedID: UUID,
-         devices: [UserDevice], namedInboxSecretKey: Data?, anonymousInboxSecretKey: Data?, buddies: [PrivateBuddy] = []) {
+    init(
+        firstName: String, lastName: String, nickname: String, creationTime: Date, userAnonymizedID: UUID,
+        devices: [UserDevice], namedInboxSecretKey: Data?, anonymousInboxSecretKey: Data?, buddies: [PrivateBuddy] = []
+    ) {
         self.firstName = firstName
         self.lastName = lastName
         self.nickname = nickname
@@ -52,7 +54,10 @@ struct UserPrivateData: Codable, Sendable {
 /// A buddy as its owner knows it.
 struct PrivateBuddy: Codable, Sendable, Equatable {
     enum Status: String, Codable, Sendable {
-        case notRequested = "NOT_REQUESTED", requested = "REQUESTED", accepted = "ACCEPTED", rejected = "REJECTED"
+        case notRequested = "NOT_REQUESTED"
+        case requested = "REQUESTED"
+        case accepted = "ACCEPTED"
+        case rejected = "REJECTED"
     }
 
     var id: UUID

@@ -20,8 +20,10 @@ struct UserService: Sendable {
     /// and sends the confirmation code. Returns the new password, which is never stored.
     /// With `confirmed` (a lost-phone overwrite, whose SMS code already proved the number) no code is sent;
     /// `replacing` runs first in the same transaction (it deletes the old account of the number).
-    func create(_ new: NewUser, confirmed: Bool = false,
-                replacing: (@Sendable (any Database) async throws -> Void)? = nil) async throws -> (UnlockedUser, YonaPassword) {
+    func create(
+        _ new: NewUser, confirmed: Bool = false,
+        replacing: (@Sendable (any Database) async throws -> Void)? = nil
+    ) async throws -> (UnlockedUser, YonaPassword) {
         let password = YonaPassword.generate()
         let userID = UUID()
         let salt = SecureRandom.bytes(UserKey.saltLength)
@@ -33,8 +35,9 @@ struct UserService: Sendable {
             firstName: new.firstName, lastName: new.lastName, nickname: new.nickname, creationTime: Date(),
             userAnonymizedID: UUID(), devices: [device],
             namedInboxSecretKey: namedInbox.secretKey.data, anonymousInboxSecretKey: anonymousInbox.secretKey.data)
-        let record = User(id: userID, mobileNumber: new.mobileNumber.value, keySalt: Data(salt),
-                          privateData: try seal(privateData, key: key, userID: userID).data)
+        let record = User(
+            id: userID, mobileNumber: new.mobileNumber.value, keySalt: Data(salt),
+            privateData: try seal(privateData, key: key, userID: userID).data)
         let code = newConfirmationCode()
         if confirmed {
             record.mobileNumberConfirmed = true
@@ -52,8 +55,10 @@ struct UserService: Sendable {
                 for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx) {
                     try await goal.create(on: tx)
                 }
-                try await DeviceAnonymized(new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
-                                           deviceIndex: 0).create(on: tx)
+                try await DeviceAnonymized(
+                    new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
+                    deviceIndex: 0
+                ).create(on: tx)
                 try await AnnouncementService(db: tx).deliverActive(to: privateData.userAnonymizedID, on: tx)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -147,10 +152,12 @@ struct UserService: Sendable {
             throw YonaError(.confirmationCodeMismatch, remainingAttempts: Self.maxConfirmationAttempts - tries)
         }
         // Only the code that was stored when the try was reserved confirms (a parallel resend replaces it).
-        let confirmed = try await db.sql.raw("""
+        let confirmed = try await db.sql.raw(
+            """
             UPDATE users SET mobile_number_confirmed = \(bind: true), confirmation_code = NULL, confirmation_failed_attempts = 0
             WHERE id = \(bind: user.id) AND confirmation_code = \(bind: stored) RETURNING id
-            """).first()
+            """
+        ).first()
         guard confirmed != nil else { throw YonaError(.confirmationCodeNotSet) }
         user.record.mobileNumberConfirmed = true
         user.record.confirmationCode = nil
@@ -169,7 +176,9 @@ struct UserService: Sendable {
     }
 
     /// Changes names and number; a new number must be confirmed again.
-    func update(_ original: UnlockedUser, firstName: String, lastName: String, nickname: String, mobileNumber: MobileNumber) async throws -> UnlockedUser {
+    func update(_ original: UnlockedUser, firstName: String, lastName: String, nickname: String, mobileNumber: MobileNumber) async throws
+        -> UnlockedUser
+    {
         var user = original
         let data = original.privateData
         if data.firstName != firstName || data.lastName != lastName || data.nickname != nickname {
@@ -203,8 +212,10 @@ struct UserService: Sendable {
 
     /// Applies `change` to the private data and stores it, re-reading and re-applying when another request
     /// changed it meanwhile (optimistic locking on `private_data_version`), so no change is lost.
-    func modifyPrivateData(_ user: UnlockedUser, on database: (any Database)? = nil,
-                           _ change: (inout UserPrivateData) throws -> Void) async throws -> UnlockedUser {
+    func modifyPrivateData(
+        _ user: UnlockedUser, on database: (any Database)? = nil,
+        _ change: (inout UserPrivateData) throws -> Void
+    ) async throws -> UnlockedUser {
         let database = database ?? db
         var current = user
         for _ in 0..<8 {
@@ -212,11 +223,13 @@ struct UserService: Sendable {
             try change(&data)
             let sealed = try seal(data, key: current.key, userID: current.id).data
             let version = current.record.privateDataVersion
-            let row = try await database.sql.raw("""
+            let row = try await database.sql.raw(
+                """
                 UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1
                 WHERE id = \(bind: current.id) AND private_data_version = \(bind: version)
                 RETURNING private_data_version
-                """).first()
+                """
+            ).first()
             if let row {
                 current.record.privateData = sealed
                 current.record.privateDataVersion = try row.decode(column: "private_data_version", as: Int.self)

@@ -27,8 +27,10 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
 
     init() {}
 
-    init(id: UUID, userAnonymizedID: UUID, deviceIndex: Int, operatingSystem: String,
-         appVersion: String?, appVersionCode: Int?, firebaseInstanceID: String?) {
+    init(
+        id: UUID, userAnonymizedID: UUID, deviceIndex: Int, operatingSystem: String,
+        appVersion: String?, appVersionCode: Int?, firebaseInstanceID: String?
+    ) {
         self.id = id
         self.$userAnonymized.id = userAnonymizedID
         self.deviceIndex = deviceIndex

@@ -24,8 +24,10 @@ final class Goal: Model, @unchecked Sendable {
 
     init() {}
 
-    init(id: UUID, userAnonymizedID: UUID, activityCategoryID: UUID, kind: String, maxDurationMinutes: Int?,
-         zones: [String], creationTime: Date) {
+    init(
+        id: UUID, userAnonymizedID: UUID, activityCategoryID: UUID, kind: String, maxDurationMinutes: Int?,
+        zones: [String], creationTime: Date
+    ) {
         self.id = id
         self.$userAnonymized.id = userAnonymizedID
         self.$activityCategory.id = activityCategoryID

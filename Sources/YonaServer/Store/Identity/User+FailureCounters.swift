@@ -13,11 +13,13 @@ extension User {
     /// atomic statement, so neither parallel guesses nor a right code racing them get more tries than the limit.
     /// Returns the new count, or nil when no try is left. A right code then resets the counter.
     static func reserveAttempt(_ counter: FailureCounter, of userID: UUID, limit: Int, on db: any Database) async throws -> Int? {
-        let row = try await db.sql.raw("""
+        let row = try await db.sql.raw(
+            """
             UPDATE users SET \(unsafeRaw: counter.rawValue) = \(unsafeRaw: counter.rawValue) + 1
             WHERE id = \(bind: userID) AND \(unsafeRaw: counter.rawValue) < \(bind: limit)
             RETURNING \(unsafeRaw: counter.rawValue)
-            """).first()
+            """
+        ).first()
         return try row?.decode(column: counter.rawValue, as: Int.self)
     }
 }

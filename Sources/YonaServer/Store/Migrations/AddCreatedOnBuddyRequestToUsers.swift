@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// Marks users that a buddy invited before they had an account: their private data is sealed under a key
 /// from the temporary password (Argon2id) until the invitee's app takes the account over.

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// The locale the app last opened with, so content-free pushes and system messages can pick a language.
 struct AddLocaleToDevicesAnonymized: AsyncMigration {

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 import SQLKit
 
 /// The per-device notification switch, and when the app last sent its Instance ID (for pruning stale tokens).

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// Lost-phone overwrite: the anonymized id sealed under the server's recovery key, and a pending overwrite
 /// code (keyed hash), when it was requested and how often it was guessed wrong. One column per statement

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 import SQLKit
 
 /// Lets concurrent changes of one user's private data detect each other instead of losing one.

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// Claims with a lease (a crashed worker's rows are claimed again) and the outcome of the last attempt.
 struct AddClaimToPushOutbox: AsyncMigration {

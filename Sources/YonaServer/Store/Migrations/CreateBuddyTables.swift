@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 struct CreateBuddiesAnonymized: AsyncMigration {
     func prepare(on database: any Database) async throws {

@@ -1,12 +1,14 @@
-import Foundation
 import Fluent
+import Foundation
 
 struct CreateDevicesAnonymized: AsyncMigration {
     func prepare(on database: any Database) async throws {
         try await database.schema(DeviceAnonymized.schema)
             .id()
-            .field("user_anonymized_id", .uuid, .required,
-                   .references(UserAnonymized.schema, "id", onDelete: .cascade))
+            .field(
+                "user_anonymized_id", .uuid, .required,
+                .references(UserAnonymized.schema, "id", onDelete: .cascade)
+            )
             .field("device_index", .int, .required)
             .field("operating_system", .string, .required)
             .field("app_version", .string)

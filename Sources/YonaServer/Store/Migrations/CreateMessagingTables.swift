@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// Inbox keys: the named inbox (identity side, for messages between identities) and the anonymous inbox
 /// (anonymized side). Public keys only; the secret keys are in the owners' encrypted private data.

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// Fixed-window counters shared by every instance on one database. `bucket` is a hash, never a number or address.
 struct CreateRateLimitCounters: AsyncMigration {

@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 struct CreateUsers: AsyncMigration {
     func prepare(on database: any Database) async throws {

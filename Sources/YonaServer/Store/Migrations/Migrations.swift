@@ -1,5 +1,5 @@
-import Foundation
 import Fluent
+import Foundation
 
 /// Every schema change, in the order it is applied. Append only.
 enum YonaMigrations {

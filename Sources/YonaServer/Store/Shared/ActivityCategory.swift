@@ -21,8 +21,10 @@ final class ActivityCategory: Model, @unchecked Sendable {
 
     init() {}
 
-    init(id: UUID, names: [String: String], descriptions: [String: String], classifierCategories: [String],
-         applications: [String], mandatoryNoGo: Bool) {
+    init(
+        id: UUID, names: [String: String], descriptions: [String: String], classifierCategories: [String],
+        applications: [String], mandatoryNoGo: Bool
+    ) {
         self.id = id
         self.names = names
         self.descriptions = descriptions
