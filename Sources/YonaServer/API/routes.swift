@@ -22,6 +22,7 @@ func routes(_ app: Application) {
         ActivityCategoriesController.register(app)
         GoalsController.register(app)
         MessagesController.register(app)
+        ActivityReportsController.register(app)
         BuddiesController.register(app)
         // The app itself asks for a lost-phone overwrite (Yona's apps call it on the app API's address).
         UserOverwriteController.register(app)

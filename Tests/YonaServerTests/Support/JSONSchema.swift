@@ -113,3 +113,28 @@ struct JSONSchema {
         }
     }
 }
+
+/// The schemas of `openapi.yaml`'s components, checked by `scripts/lib/openapi-schema-check.py` (the `jsonschema`
+/// package that `scripts/test` installs with the OpenAPI validator): real responses are held to the written contract.
+enum OpenAPISchema {
+    /// What is wrong with `body` as a `name`; nil when it conforms.
+    static func violation(of body: Data, as name: String) throws -> String? {
+        let compact = try JSONSerialization.data(withJSONObject: try JSONSerialization.jsonObject(with: body))
+        let script = JSONSchema.projectRoot.appendingPathComponent("scripts/lib/openapi-schema-check.py").path
+        let input = Pipe()
+        let output = Pipe()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, JSONSchema.projectRoot.appendingPathComponent("openapi.yaml").path]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("\(name)\t".utf8) + compact + Data("\n".utf8))
+        try input.fileHandleForWriting.close()
+        let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let line = answer.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0 else { throw TestSetupError(description: "openapi-schema-check failed: \(line)") }
+        return line == "ok" ? nil : line
+    }
+}

@@ -8,6 +8,7 @@ enum BuddiesController {
         buddies.get(use: list)
         buddies.post(use: create)
         buddies.get(":buddyID", use: get)
+        buddies.put(":buddyID", use: dateRelation)
         buddies.delete(":buddyID", use: delete)
     }
 
@@ -23,6 +24,26 @@ enum BuddiesController {
         let buddyID = try req.uuidParameter("buddyID")
         guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
         return try .hal(req.rendering.buddy(buddy, of: user, side: try await req.buddySides(of: user, only: buddy.id)[buddy.id], topLevel: true))
+    }
+
+    /// Test servers only, as Yona's: `{"lastStatusChangeTime": …}` dates the relation (and so the first day of the
+    /// buddy's reports); not before the user's own creation.
+    @Sendable static func dateRelation(req: Request) async throws -> Response {
+        guard req.application.yona.config.testServer else { throw YonaError(.methodNotAllowed) }
+        let user = try await req.unlockPathUser()
+        let buddyID = try req.uuidParameter("buddyID")
+        guard user.privateData.buddies.contains(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
+        let body = try req.decodeStrict(BuddyDatingRequest.self)
+        let raw = try requireText(body.lastStatusChangeTime)
+        guard let time = YonaDateFormat.parseTimestamp(raw) else { throw YonaError(.invalidJSON) }
+        guard UserCalendar.startOfDay(time) >= UserCalendar.startOfDay(user.privateData.creationTime) else {
+            throw YonaError(.dateTooEarly, quoting: UserCalendar.day(time))
+        }
+        let updated = try await req.users.modifyPrivateData(user) { data in
+            for index in data.buddies.indices where data.buddies[index].id == buddyID { data.buddies[index].lastStatusChangeTime = time }
+        }
+        guard let buddy = updated.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
+        return try .hal(req.rendering.buddy(buddy, of: updated, side: try await req.buddySides(of: updated, only: buddyID)[buddyID], topLevel: true))
     }
 
     @Sendable static func create(req: Request) async throws -> Response {

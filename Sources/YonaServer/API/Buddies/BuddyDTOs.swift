@@ -48,3 +48,9 @@ struct BuddyDTO: Encodable, Sendable {
     let _embedded: Embedded
     let _links: HALLinks
 }
+
+/// `PUT /users/{u}/buddies/{b}` body (test servers): when the relation last changed.
+struct BuddyDatingRequest: StrictBody {
+    let lastStatusChangeTime: String?
+    static let allowedKeys: Set<String> = ["lastStatusChangeTime"]
+}

@@ -14,8 +14,8 @@ enum MessagesController {
 
     @Sendable static func list(req: Request) async throws -> Response {
         let user = try await unlockConfirmed(req, userID: try req.uuidParameter("userID"))
-        let number = try pagingParameter(req, "page", default: 0, range: 0...1_000_000)
-        let size = try pagingParameter(req, "size", default: 20, range: 1...100)
+        let number = try req.pagingParameter("page", default: 0, range: 0...1_000_000)
+        let size = try req.pagingParameter("size", default: 20, range: 1...100)
         let onlyUnread: Bool
         switch req.query[String.self, at: "onlyUnreadMessages"] {
         case nil, "false": onlyUnread = false
@@ -83,11 +83,5 @@ enum MessagesController {
     private static func messageID(_ req: Request) throws -> Int64 {
         guard let raw = req.parameters.get("messageID"), let id = Int64(raw), id > 0 else { throw YonaError(.messageNotFound) }
         return id
-    }
-
-    private static func pagingParameter(_ req: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
-        guard let raw = req.query[String.self, at: name] else { return value }
-        guard let number = Int(raw), range.contains(number) else { throw YonaError(.invalidParameter) }
-        return number
     }
 }

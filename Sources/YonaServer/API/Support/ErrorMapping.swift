@@ -82,7 +82,7 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
 extension ErrorCode {
     var status: HTTPResponseStatus {
         switch self {
-        case .deviceNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound: .notFound
+        case .deviceNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty: .notFound
         case .unauthorized: .unauthorized
         case .unknownPath: .notFound
         case .methodNotAllowed: .methodNotAllowed

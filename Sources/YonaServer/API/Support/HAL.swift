@@ -17,6 +17,11 @@ struct HALLinks: Encodable, Sendable {
         add("self", href)
     }
 
+    /// Links of a nested object that is not a resource of its own (no `self`, no curie), as Yona's report parts.
+    init() {
+        topLevel = false
+    }
+
     mutating func add(_ rel: String, _ href: String) {
         links.append((rel, HALLink(href: href)))
     }

@@ -20,6 +20,13 @@ extension Request {
         return id
     }
 
+    /// A paging query parameter (`page`, `size`): absent is the default, anything but a number in `range` is refused.
+    func pagingParameter(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = query[String.self, at: name] else { return value }
+        guard let number = Int(raw), range.contains(number) else { throw YonaError(.invalidParameter) }
+        return number
+    }
+
     var yonaPasswordHeader: String? { headers.first(name: "Yona-Password") }
 
     /// The user named by the `userID` path parameter, unlocked with this request's `Yona-Password`.

@@ -138,6 +138,11 @@ extension ErrorCode {
         case .unauthorized: ("A valid internal token is required.", "Een geldig intern token is vereist.")
         case .activityCategoryNotFound: ("The activity category does not exist.", "De activiteitscategorie bestaat niet.")
         case .goalNotFound: ("The goal does not exist.", "Het doel bestaat niet.")
+        case .invalidDate: ("String '{0}' is not a valid date.", "De tekst '{0}' is geen geldige datum.")
+        case .dateTooEarly: ("Date '{0}' is too early.", "Datum '{0}' is te vroeg.")
+        case .activityDateGoalMismatch:
+            ("The goal did not apply on that date.", "Het doel gold niet op die datum.")
+        case .buddyListEmpty: ("You have no buddies who share their activity.", "Je hebt geen buddy's die hun activiteit delen.")
         case .secondGoalOnActivityCategory:
             ("There is already a goal on this activity category.", "Er is al een doel voor deze activiteitscategorie.")
         case .cannotRemoveMandatoryGoal:

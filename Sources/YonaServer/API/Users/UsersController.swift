@@ -71,7 +71,11 @@ enum UsersController {
         // A new number is texted a code: it counts against that number's allowance like any text.
         if let number = body.mobileNumber, number != user.mobileNumber { try await req.limitAttempts(number: number) }
         if let creationTime = try body.creationTime(testServer: req.application.yona.config.testServer) {
-            user = try await req.users.modifyPrivateData(user) { $0.creationTime = creationTime }
+            // As Yona's test server: the buddy relations then date from the new creation time too.
+            user = try await req.users.modifyPrivateData(user) { data in
+                data.creationTime = creationTime
+                for index in data.buddies.indices { data.buddies[index].lastStatusChangeTime = creationTime }
+            }
         }
         let updated = try await req.users.update(
             user, firstName: try PersonName.validated(body.firstName, or: .firstNameMissing, property: "firstName"),

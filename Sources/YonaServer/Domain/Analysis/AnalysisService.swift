@@ -55,9 +55,13 @@ struct AnalysisService: Sendable {
                 .filter(\.$activityCategory.$id ~~ categories.compactMap(\.id))
                 .all()
             var raised: [Int64] = []
+            // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
+            // only for no-go goals (a budget would count the same minutes twice).
+            let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
             for goal in goals {
                 // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
                 guard let spec = try await Self.version(of: goal, at: event.startTime, on: tx) else { continue }
+                if onlyNoGo && !spec.isNoGo { continue }
                 let isNew = try await mergeActivity(event, device: device.id!, goal: goal.id!, on: tx)
                 if isNew, spec.isNoGo {
                     raised += try await raiseGoalConflict(event, goal: goal, on: tx, now: now)

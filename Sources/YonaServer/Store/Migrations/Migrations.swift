@@ -33,5 +33,6 @@ enum YonaMigrations {
         CreateGoalHistoryItems(),
         AddMessageRelations(),
         AddInvitationPasswordToUsers(),
+        AddActivityIndexes(),
     ]
 }

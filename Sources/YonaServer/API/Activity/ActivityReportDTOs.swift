@@ -1,0 +1,75 @@
+import Foundation
+
+/// A day of one goal, at the detail the place asks for (Yona leaves out what a place does not show, never `null`):
+/// in a day overview and in the with-buddies overview (`spread` for time-zone goals only), inside a week (no
+/// `spread`), and as the day detail (everything, with `date` and `timeZoneId`).
+struct DayActivityDTO: Encodable {
+    var date: String? = nil
+    var timeZoneId: String? = nil
+    var spread: [Int]? = nil
+    let totalActivityDurationMinutes: Int
+    let goalAccomplished: Bool
+    let totalMinutesBeyondGoal: Int
+    let _links: HALLinks
+}
+
+/// An item of the day overviews: the day and its goals.
+struct DayActivityOverviewDTO: Encodable {
+    let date: String
+    let timeZoneId: String
+    let dayActivities: [DayActivityDTO]
+    let _links: HALLinks
+}
+
+/// A goal's week: in the week overview its days only; as the week detail also the week's summed `spread` and total.
+struct WeekActivityDTO: Encodable {
+    var date: String? = nil
+    var timeZoneId: String? = nil
+    var spread: [Int]? = nil
+    var totalActivityDurationMinutes: Int? = nil
+    /// Keyed `SUNDAY` … `SATURDAY`.
+    let dayActivities: [String: DayActivityDTO]
+    let _links: HALLinks
+}
+
+/// An item of the week overviews: the week (`YYYY-Www`) and its goals.
+struct WeekActivityOverviewDTO: Encodable {
+    let date: String
+    let timeZoneId: String
+    let weekActivities: [WeekActivityDTO]
+    let _links: HALLinks
+}
+
+/// An item of the with-buddies overview: per activity category, the user's and the buddies' days.
+struct DayActivityOverviewWithBuddiesDTO: Encodable {
+    struct Category: Encodable {
+        let dayActivitiesForUsers: [DayActivityDTO]
+        let _links: HALLinks
+    }
+
+    let date: String
+    let timeZoneId: String
+    let dayActivities: [Category]
+    let _links: HALLinks
+}
+
+/// A page of report items, as Yona pages them (`page` object, first/prev/next/last while there is more than one page).
+struct ReportPageDTO<Item: Encodable>: Encodable {
+    let _embedded: [String: [Item]]?
+    let page: MessagePageDTO.PageInfo
+    let _links: HALLinks
+
+    init(rel: String, items: [Item], number: Int, size: Int, totalElements: Int, href: (Int) -> String) {
+        let totalPages = (totalElements + size - 1) / size
+        var links = HALLinks(self: href(number))
+        if totalPages > 1 {
+            links.add("first", href(0))
+            if number > 0 { links.add("prev", href(min(number - 1, totalPages - 1))) }
+            if number + 1 < totalPages { links.add("next", href(number + 1)) }
+            links.add("last", href(totalPages - 1))
+        }
+        _embedded = items.isEmpty ? nil : [rel: items]
+        page = .init(size: size, totalElements: totalElements, totalPages: totalPages, number: number)
+        _links = links
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import Vapor
+
+/// Yona's activity reports: `/users/{u}/activity/...` for the user's own, `/users/{u}/buddies/{b}/activity/...` for a
+/// buddy who shares (sending status accepted), and `/users/{u}/activity/withBuddies/days/` for both side by side.
+enum ActivityReportsController {
+    static let daysPageSize = 3
+    static let weeksPageSize = 2
+
+    static func register(_ routes: any RoutesBuilder) {
+        for (base, scope) in [
+            (routes.grouped("users", ":userID", "activity"), own),
+            (routes.grouped("users", ":userID", "buddies", ":buddyID", "activity"), buddy),
+        ] as [(any RoutesBuilder, @Sendable (Request) async throws -> ReportScope)] {
+            base.get("days") { try await dayPage($0, scope: try await scope($0)) }
+            base.get("days", ":date") { try await day($0, scope: try await scope($0)) }
+            base.get("days", ":date", "details", ":goalID") { try await dayDetail($0, scope: try await scope($0)) }
+            base.get("weeks") { try await weekPage($0, scope: try await scope($0)) }
+            base.get("weeks", ":week") { try await week($0, scope: try await scope($0)) }
+            base.get("weeks", ":week", "details", ":goalID") { try await weekDetail($0, scope: try await scope($0)) }
+        }
+        let withBuddies = routes.grouped("users", ":userID", "activity", "withBuddies", "days")
+        withBuddies.get(use: withBuddiesPage)
+        withBuddies.get(":date", use: withBuddiesDay)
+    }
+
+    // MARK: Whose reports
+
+    @Sendable static func own(_ req: Request) async throws -> ReportScope {
+        let user = try await req.unlockPathUser()
+        guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
+        return ReportScope(
+            links: req.rendering.links, me: user.id, buddy: nil,
+            subject: .init(
+                userAnonymizedID: user.privateData.userAnonymizedID,
+                earliestDay: UserCalendar.startOfDay(user.privateData.creationTime)))
+    }
+
+    @Sendable static func buddy(_ req: Request) async throws -> ReportScope {
+        let user = try await req.unlockPathUser()
+        let buddyID = try req.uuidParameter("buddyID")
+        guard let buddy = user.privateData.buddies.first(where: { $0.id == buddyID }) else { throw YonaError(.buddyNotFound) }
+        // A buddy who does not share has no reports (Yona's apps only follow the links a sharing buddy has).
+        guard buddy.sendingStatus == .accepted, let anonymizedID = buddy.buddyUserAnonymizedID else { throw YonaError(.buddyNotFound) }
+        return ReportScope(
+            links: req.rendering.links, me: user.id, buddy: (buddy.id, buddy.userID),
+            subject: .init(userAnonymizedID: anonymizedID, earliestDay: sharingStart(buddy)))
+    }
+
+    /// Yona shows a buddy's days from the date the buddy relation last changed, that date taken in UTC.
+    static func sharingStart(_ buddy: PrivateBuddy) -> Date {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let c = utc.dateComponents([.year, .month, .day], from: buddy.lastStatusChangeTime)
+        return UserCalendar.calendar.date(from: DateComponents(year: c.year, month: c.month, day: c.day)) ?? buddy.lastStatusChangeTime
+    }
+
+    // MARK: Days
+
+    @Sendable static func dayPage(_ req: Request, scope: ReportScope) async throws -> Response {
+        let number = try req.pagingParameter("page", default: 0, range: 0...100_000)
+        let size = try req.pagingParameter("size", default: daysPageSize, range: 1...2000)
+        let page = try await req.reports.dayPage(scope.subject, number: number, size: size)
+        return try .hal(
+            ReportPageDTO(
+                rel: "yona:dayActivityOverviews", items: page.items.map { scope.dayOverview($0) }, number: number, size: size,
+                totalElements: page.totalElements, href: { "\(scope.base)/days/?page=\($0)&size=\(size)" }))
+    }
+
+    @Sendable static func day(_ req: Request, scope: ReportScope) async throws -> Response {
+        let start = try dayParameter(req)
+        return try .hal(scope.dayOverview(try await req.reports.day(start, of: scope.subject), topLevel: true))
+    }
+
+    @Sendable static func dayDetail(_ req: Request, scope: ReportScope) async throws -> Response {
+        let start = try dayParameter(req)
+        let (entry, _) = try await req.reports.dayDetail(start, versionID: try req.uuidParameter("goalID"), of: scope.subject)
+        let href = scope.dayDetails(start, entry.version)
+        var links = HALLinks(self: href)
+        links.add("yona:goal", scope.goal(entry.version))
+        links.add("yona:messages", "\(href)/messages/")
+        let previous = UserCalendar.adding(days: -1, to: start)
+        if previous >= scope.subject.earliestDay, entry.version.governs(intervalEndingAt: start) {
+            links.add("prev", scope.dayDetails(previous, entry.version))
+        }
+        let next = UserCalendar.adding(days: 1, to: start)
+        if next < Date() { links.add("next", scope.dayDetails(next, entry.version)) }
+        scope.addBuddyLinks(to: &links, messages: "\(href)/messages/")
+        return try .hal(
+            DayActivityDTO(
+                date: UserCalendar.day(start), timeZoneId: UserCalendar.timeZoneID, spread: entry.figures.spread,
+                totalActivityDurationMinutes: entry.figures.totalMinutes, goalAccomplished: entry.figures.accomplished,
+                totalMinutesBeyondGoal: entry.figures.minutesBeyondGoal, _links: links))
+    }
+
+    // MARK: Weeks
+
+    @Sendable static func weekPage(_ req: Request, scope: ReportScope) async throws -> Response {
+        let number = try req.pagingParameter("page", default: 0, range: 0...100_000)
+        let size = try req.pagingParameter("size", default: weeksPageSize, range: 1...2000)
+        let page = try await req.reports.weekPage(scope.subject, number: number, size: size)
+        return try .hal(
+            ReportPageDTO(
+                rel: "yona:weekActivityOverviews", items: page.items.map { scope.weekOverview($0) }, number: number, size: size,
+                totalElements: page.totalElements, href: { "\(scope.base)/weeks/?page=\($0)&size=\(size)" }))
+    }
+
+    @Sendable static func week(_ req: Request, scope: ReportScope) async throws -> Response {
+        let sunday = try weekParameter(req)
+        return try .hal(scope.weekOverview(try await req.reports.week(sunday, of: scope.subject), topLevel: true))
+    }
+
+    @Sendable static func weekDetail(_ req: Request, scope: ReportScope) async throws -> Response {
+        let sunday = try weekParameter(req)
+        let (entry, _) = try await req.reports.weekDetail(sunday, versionID: try req.uuidParameter("goalID"), of: scope.subject)
+        let href = scope.weekDetails(sunday, entry.version)
+        var links = HALLinks(self: href)
+        links.add("yona:goal", scope.goal(entry.version))
+        links.add("yona:messages", "\(href)/messages/")
+        let previous = UserCalendar.adding(days: -7, to: sunday)
+        if previous >= UserCalendar.weekStart(scope.subject.earliestDay), entry.version.governs(intervalEndingAt: sunday) {
+            links.add("prev", scope.weekDetails(previous, entry.version))
+        }
+        let next = UserCalendar.adding(days: 7, to: sunday)
+        if next < Date() { links.add("next", scope.weekDetails(next, entry.version)) }
+        scope.addBuddyLinks(to: &links, messages: "\(href)/messages/")
+        return try .hal(
+            WeekActivityDTO(
+                date: UserCalendar.week(sunday), timeZoneId: UserCalendar.timeZoneID, spread: entry.spread,
+                totalActivityDurationMinutes: entry.totalMinutes, dayActivities: scope.daysOfWeek(entry), _links: links))
+    }
+
+    // MARK: With buddies
+
+    @Sendable static func withBuddiesPage(req: Request) async throws -> Response {
+        let number = try req.pagingParameter("page", default: 0, range: 0...100_000)
+        let size = try req.pagingParameter("size", default: daysPageSize, range: 1...2000)
+        let context = try await withBuddiesContext(req)
+        let base = "\(context.links.user(context.me))/activity/withBuddies/days/"
+        let device = context.deviceID.uuidString.lowercased()
+        func href(_ number: Int) -> String { "\(base)?requestingDeviceId=\(device)&page=\(number)&size=\(size)" }
+        guard let earliest = context.earliest else {
+            return try .hal(
+                ReportPageDTO<DayActivityOverviewWithBuddiesDTO>(
+                    rel: "yona:dayActivityOverviews", items: [], number: number, size: size, totalElements: 0, href: href))
+        }
+        let window = try ActivityReportService.dayWindow(from: earliest, number: number, size: size, now: Date())
+        let items = try await context.overviews(window.starts, reports: req.reports)
+        return try .hal(
+            ReportPageDTO(
+                rel: "yona:dayActivityOverviews", items: items, number: number, size: size, totalElements: window.total, href: href))
+    }
+
+    @Sendable static func withBuddiesDay(req: Request) async throws -> Response {
+        let start = try dayParameter(req)
+        let context = try await withBuddiesContext(req)
+        guard let earliest = context.earliest else { throw YonaError(.buddyListEmpty) }
+        guard start >= earliest else { throw YonaError(.dateTooEarly, quoting: UserCalendar.day(start)) }
+        return try .hal(try await context.overviews([start], reports: req.reports, topLevel: true)[0])
+    }
+
+    static func withBuddiesContext(_ req: Request) async throws -> WithBuddiesContext {
+        let user = try await req.unlockPathUser()
+        guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
+        let deviceID = try req.requiredUUIDQuery("requestingDeviceId")
+        let sharing = user.privateData.buddies.compactMap { buddy -> (PrivateBuddy, UUID)? in
+            guard buddy.sendingStatus == .accepted, let id = buddy.buddyUserAnonymizedID else { return nil }
+            return (buddy, id)
+        }
+        return WithBuddiesContext(
+            links: req.rendering.links, me: user.id, deviceID: deviceID,
+            own: .init(userAnonymizedID: user.privateData.userAnonymizedID, earliestDay: UserCalendar.startOfDay(user.privateData.creationTime)),
+            buddies: sharing.map { buddy, id in
+                (buddy.id, buddy.userID, ActivityReportService.Subject(userAnonymizedID: id, earliestDay: sharingStart(buddy)))
+            })
+    }
+
+    // MARK: Parameters
+
+    static func dayParameter(_ req: Request) throws -> Date {
+        let raw = req.parameters.get("date") ?? ""
+        guard let start = UserCalendar.parseDay(raw) else { throw YonaError(.invalidDate, quoting: raw) }
+        return start
+    }
+
+    static func weekParameter(_ req: Request) throws -> Date {
+        let raw = req.parameters.get("week") ?? ""
+        guard let sunday = UserCalendar.parseWeek(raw) else { throw YonaError(.invalidDate, quoting: raw) }
+        return sunday
+    }
+}
+
+extension Request {
+    var reports: ActivityReportService { ActivityReportService(db: db) }
+}
+
+/// Whose reports a request reads and how their links are built.
+struct ReportScope: Sendable {
+    let links: LinkBuilder
+    let me: UUID
+    /// The buddy (its id in my list, its user id) when these are a buddy's reports.
+    let buddy: (id: UUID, userID: UUID)?
+    let subject: ActivityReportService.Subject
+
+    var base: String {
+        if let buddy { return "\(links.buddy(me, buddy.id))/activity" }
+        return "\(links.user(me))/activity"
+    }
+
+    /// The goal version's own document, as the requester sees it.
+    func goal(_ version: GoalVersion) -> String { links.asRequester(links.goal(buddy?.userID ?? me, version.id), me) }
+
+    func dayDetails(_ day: Date, _ version: GoalVersion) -> String {
+        "\(base)/days/\(UserCalendar.day(day))/details/\(version.id.uuidString.lowercased())"
+    }
+
+    func weekDetails(_ sunday: Date, _ version: GoalVersion) -> String {
+        "\(base)/weeks/\(UserCalendar.week(sunday))/details/\(version.id.uuidString.lowercased())"
+    }
+
+    /// On a buddy's details: where to comment, and the buddy.
+    func addBuddyLinks(to links: inout HALLinks, messages: String) {
+        guard let buddy else { return }
+        links.add("yona:addComment", messages)
+        links.add("yona:buddy", self.links.buddy(me, buddy.id))
+    }
+
+    func dayOverview(_ day: ActivityReportService.Day, topLevel: Bool = false) -> DayActivityOverviewDTO {
+        DayActivityOverviewDTO(
+            date: UserCalendar.day(day.start), timeZoneId: UserCalendar.timeZoneID,
+            dayActivities: day.entries.map { entry in
+                var links = HALLinks()
+                links.add("yona:goal", goal(entry.version))
+                links.add("yona:dayDetails", dayDetails(day.start, entry.version))
+                return Self.dayActivity(entry.figures, spec: entry.version.spec, links: links)
+            },
+            _links: HALLinks(self: "\(base)/days/\(UserCalendar.day(day.start))", topLevel: topLevel))
+    }
+
+    func weekOverview(_ week: ActivityReportService.Week, topLevel: Bool = false) -> WeekActivityOverviewDTO {
+        WeekActivityOverviewDTO(
+            date: UserCalendar.week(week.start), timeZoneId: UserCalendar.timeZoneID,
+            weekActivities: week.entries.map { entry in
+                var links = HALLinks()
+                links.add("yona:weekDetails", weekDetails(week.start, entry.version))
+                links.add("yona:goal", goal(entry.version))
+                return WeekActivityDTO(dayActivities: daysOfWeek(entry), _links: links)
+            },
+            _links: HALLinks(self: "\(base)/weeks/\(UserCalendar.week(week.start))", topLevel: topLevel))
+    }
+
+    func daysOfWeek(_ entry: ActivityReportService.WeekEntry) -> [String: DayActivityDTO] {
+        Dictionary(
+            uniqueKeysWithValues: entry.days.map { day in
+                var links = HALLinks()
+                links.add("yona:dayDetails", dayDetails(day.start, day.version))
+                return (
+                    UserCalendar.weekdayName(day.start),
+                    DayActivityDTO(
+                        totalActivityDurationMinutes: day.figures.totalMinutes, goalAccomplished: day.figures.accomplished,
+                        totalMinutesBeyondGoal: day.figures.minutesBeyondGoal, _links: links)
+                )
+            })
+    }
+
+    /// A day of a goal in an overview: the spread only for a time-zone goal (Yona's apps draw it on the overview).
+    static func dayActivity(_ figures: DayFigures, spec: GoalSpec, links: HALLinks) -> DayActivityDTO {
+        let isTimeZone = if case .timeZone = spec { true } else { false }
+        return DayActivityDTO(
+            spread: isTimeZone ? figures.spread : nil, totalActivityDurationMinutes: figures.totalMinutes,
+            goalAccomplished: figures.accomplished, totalMinutesBeyondGoal: figures.minutesBeyondGoal, _links: links)
+    }
+}
+
+/// The with-buddies overview of one user: the user's goals beside those of every buddy who shares, per activity
+/// category, in the categories the buddies have goals in; from the first day any of them started sharing.
+struct WithBuddiesContext: Sendable {
+    let links: LinkBuilder
+    let me: UUID
+    let deviceID: UUID
+    let own: ActivityReportService.Subject
+    let buddies: [(id: UUID, userID: UUID, subject: ActivityReportService.Subject)]
+
+    var earliest: Date? { buddies.map(\.subject.earliestDay).min() }
+
+    func overviews(_ starts: [Date], reports: ActivityReportService, topLevel: Bool = false) async throws -> [DayActivityOverviewWithBuddiesDTO] {
+        guard let earliest else { return [] }
+        var categories = Set<UUID>()
+        for buddy in buddies {
+            categories.formUnion(try await reports.versions(of: buddy.subject.userAnonymizedID).map(\.categoryID))
+        }
+        let ownScope = ReportScope(links: links, me: me, buddy: nil, subject: own)
+        var perUser: [(ReportScope, [Date: ActivityReportService.Day], Bool)] = []
+        let ownDays = try await reports.days(
+            starts, of: .init(userAnonymizedID: own.userAnonymizedID, earliestDay: earliest), categories: categories)
+        perUser.append((ownScope, Dictionary(uniqueKeysWithValues: ownDays.map { ($0.start, $0) }), true))
+        for buddy in buddies {
+            let scope = ReportScope(links: links, me: me, buddy: (buddy.id, buddy.userID), subject: buddy.subject)
+            let days = try await reports.days(starts, of: buddy.subject)
+            perUser.append((scope, Dictionary(uniqueKeysWithValues: days.map { ($0.start, $0) }), false))
+        }
+        return starts.map { start in
+            var byCategory: [UUID: [DayActivityDTO]] = [:]
+            var order: [UUID] = []
+            for (scope, days, isOwn) in perUser {
+                for entry in days[start]?.entries ?? [] {
+                    var entryLinks = HALLinks()
+                    entryLinks.add("yona:goal", scope.goal(entry.version))
+                    entryLinks.add("yona:dayDetails", scope.dayDetails(start, entry.version))
+                    if isOwn {
+                        entryLinks.add("yona:user", links.user(me, requestingUserID: me, requestingDeviceID: deviceID))
+                    } else if let buddy = scope.buddy {
+                        entryLinks.add("yona:buddy", links.buddy(me, buddy.id))
+                    }
+                    if byCategory[entry.version.categoryID] == nil { order.append(entry.version.categoryID) }
+                    byCategory[entry.version.categoryID, default: []].append(
+                        ReportScope.dayActivity(entry.figures, spec: entry.version.spec, links: entryLinks))
+                }
+            }
+            let selfHref =
+                "\(links.user(me))/activity/withBuddies/days/\(UserCalendar.day(start))?requestingDeviceId=\(deviceID.uuidString.lowercased())"
+            let categoryItems = order.map { category in
+                var categoryLinks = HALLinks()
+                categoryLinks.add("yona:activityCategory", links.activityCategory(category))
+                return DayActivityOverviewWithBuddiesDTO.Category(dayActivitiesForUsers: byCategory[category] ?? [], _links: categoryLinks)
+            }
+            return DayActivityOverviewWithBuddiesDTO(
+                date: UserCalendar.day(start), timeZoneId: UserCalendar.timeZoneID, dayActivities: categoryItems,
+                _links: HALLinks(self: selfHref, topLevel: topLevel))
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+@testable import YonaServer
+
+/// The arithmetic of Yona's reports, checked against the examples of Yona's own unit tests (`DayActivityTest`,
+/// `TimeZoneGoalTest`, `WeekActivityDto`).
+@Suite struct ReportFiguresTests {
+    static func time(_ day: String, _ hour: Int, _ minute: Int, _ second: Int = 0) -> Date {
+        UserCalendar.calendar.date(bySettingHour: hour, minute: minute, second: second, of: UserCalendar.parseDay(day)!)!
+    }
+
+    static func figures(_ spec: GoalSpec, _ spans: [(Int, Int, Int, Int)], day: String = "2016-03-16") -> DayFigures {
+        let start = UserCalendar.parseDay(day)!
+        return DayFigures.compute(
+            spec: spec, activities: spans.map { ActivitySpan(start: time(day, $0.0, $0.1), end: time(day, $0.2, $0.3)) },
+            dayStart: start, dayEnd: UserCalendar.adding(days: 1, to: start))
+    }
+
+    @Test func weeksRunFromSundayAndAreNamedByTheirMonday() {
+        let sunday = UserCalendar.parseDay("2016-01-10")!
+        #expect(UserCalendar.week(sunday) == "2016-W02")
+        #expect(UserCalendar.parseWeek("2016-W02") == sunday)
+        #expect(UserCalendar.parseWeek("2016-w02") == sunday, "case-insensitive, as Yona")
+        #expect(UserCalendar.weekStart(Self.time("2016-01-16", 23, 59)) == sunday, "Saturday is the week's last day")
+        #expect(UserCalendar.weekStart(sunday) == sunday)
+        #expect(UserCalendar.week(UserCalendar.parseDay("2017-12-31")!) == "2018-W01")
+        for bad in ["2016-W00", "2016-W54", "2016W02", "2016-W2", "x"] { #expect(UserCalendar.parseWeek(bad) == nil, "\(bad)") }
+        for bad in ["2016-03-161234", "2016-02-30", "16-03-16", ""] { #expect(UserCalendar.parseDay(bad) == nil, "\(bad)") }
+        #expect(UserCalendar.weekdayName(sunday) == "SUNDAY")
+    }
+
+    @Test func spreadCountsMinutesPerQuarterHourAndOverlapOnce() {
+        let budget = GoalSpec.budget(maxDurationMinutes: 60)
+        let first = Self.figures(budget, [(19, 55, 20, 1)])
+        #expect(first.spread[79] == 5 && first.spread[80] == 1 && first.totalMinutes == 6)
+        let overlapping = Self.figures(budget, [(19, 48, 19, 50), (19, 46, 19, 59), (20, 1, 20, 17)])
+        #expect(overlapping.spread[79] == 13 && overlapping.spread[80] == 14 && overlapping.spread[81] == 2)
+        #expect(overlapping.totalMinutes == 29 && overlapping.accomplished && overlapping.minutesBeyondGoal == 0)
+        let lastQuarter = Self.figures(budget, [(23, 50, 0, 0)])
+        #expect(lastQuarter.totalMinutes == 0, "an end before the start on the same day is nothing")
+        #expect(overlapping.spread.reduce(0, +) == overlapping.totalMinutes)
+    }
+
+    @Test func anActivityAcrossMidnightCountsOnBothDays() {
+        let noGo = GoalSpec.budget(maxDurationMinutes: 0)
+        let span = ActivitySpan(start: Self.time("2016-03-14", 23, 49), end: Self.time("2016-03-15", 0, 5))
+        let monday = UserCalendar.parseDay("2016-03-14")!
+        let tuesday = UserCalendar.adding(days: 1, to: monday)
+        let before = DayFigures.compute(spec: noGo, activities: [span], dayStart: monday, dayEnd: tuesday)
+        let after = DayFigures.compute(spec: noGo, activities: [span], dayStart: tuesday, dayEnd: UserCalendar.adding(days: 1, to: tuesday))
+        #expect(before.spread[95] == 11 && before.totalMinutes == 11 && !before.accomplished && before.minutesBeyondGoal == 11)
+        #expect(after.spread[0] == 5 && after.totalMinutes == 5)
+    }
+
+    @Test func budgetNoGoAndTimeZoneGoalsJudgeADay() {
+        let late = Self.figures(.budget(maxDurationMinutes: 60), [(9, 0, 10, 12)])
+        #expect(!late.accomplished && late.minutesBeyondGoal == 12)
+        let zones = GoalSpec.timeZone(zones: ["05:00-12:30", "13:00-24:00"])
+        let outside = Self.figures(zones, [(4, 59, 5, 30), (11, 0, 13, 0)])
+        #expect(!outside.accomplished && outside.minutesBeyondGoal == 31)
+        let inside = Self.figures(zones, [(5, 0, 8, 0), (11, 0, 12, 30)])
+        #expect(inside.accomplished && inside.minutesBeyondGoal == 0)
+        #expect(DayFigures.inactive.accomplished && DayFigures.inactive.spread.count == 96)
+    }
+
+    @Test func aGoalVersionGovernsTheIntervalsItWasInForceAtTheEndOf() {
+        let change = Self.time("2016-03-16", 20, 51)
+        let old = GoalVersion(
+            id: UUID(), goalID: UUID(), categoryID: UUID(), spec: .budget(maxDurationMinutes: 0),
+            creationTime: Self.time("2016-03-01", 10, 0), endTime: change)
+        let current = GoalVersion(
+            id: old.goalID, goalID: old.goalID, categoryID: old.categoryID, spec: .budget(maxDurationMinutes: 60),
+            creationTime: change, endTime: nil)
+        let endOfTuesday = UserCalendar.parseDay("2016-03-16")!
+        let endOfWednesday = UserCalendar.adding(days: 1, to: endOfTuesday)
+        #expect(old.governs(intervalEndingAt: endOfTuesday) && !current.governs(intervalEndingAt: endOfTuesday))
+        #expect(
+            !old.governs(intervalEndingAt: endOfWednesday) && current.governs(intervalEndingAt: endOfWednesday),
+            "the day of a change is the new version's")
+    }
+}

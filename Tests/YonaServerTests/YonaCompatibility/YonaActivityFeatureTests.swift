@@ -1,0 +1,351 @@
+import Foundation
+import Testing
+
+@testable import YonaServer
+
+/// Yona's `ActivityTest.groovy`, feature by feature: the day and week reports the apps open on, driven the way the
+/// apps and the classifier drive them (app activity on the device's link, network activity on the analyzer API).
+@Suite struct YonaActivityFeatureTests {
+    /// Yona's relative times (`"W-1 Mon 03:15"`): `weeksBack` weeks before this Sunday-started week, on `weekday`
+    /// (0 = Sunday), in Europe/Amsterdam.
+    static func at(_ weeksBack: Int, _ weekday: Int, _ hour: Int, _ minute: Int) -> Date {
+        let day = UserCalendar.adding(days: -7 * weeksBack + weekday, to: UserCalendar.weekStart(Date()))
+        return UserCalendar.calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day)!
+    }
+
+    /// Days from `weeksBack`/`weekday` to today, as Yona's `relativeDateStringToDaysOffset`: the index in a day list.
+    static func offset(_ weeksBack: Int, _ weekday: Int) -> Int {
+        UserCalendar.days(from: at(weeksBack, weekday, 12, 0), to: Date())
+    }
+
+    static var currentWeekday: Int { UserCalendar.calendar.component(.weekday, from: Date()) - 1 }
+
+    static var iPhone: [String: Any] {
+        [
+            "deviceName": "Richard's iPhone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+        ]
+    }
+
+    /// Yona's `setCreationTime`: the user's edit link with the user's own fields and an earlier `creationTime`.
+    static func date(_ server: TestServer, _ app: YonaApp, to time: Date) async throws -> YonaApp {
+        let edit = try #require(app.link("edit"))
+        var body: [String: Any] = [:]
+        for key in ["firstName", "lastName", "nickname", "mobileNumber"] { body[key] = app.json[key] }
+        body["creationTime"] = YonaDateFormat.timestamp(time)
+        let updated = try await server.request(.PUT, edit, headers: app.headers, json: body)
+        try #require(updated.status == 200, "\(updated.text)")
+        return try await app.reload()
+    }
+
+    static func addGoal(_ server: TestServer, _ app: YonaApp, _ body: [String: Any], at time: Date) async throws -> String {
+        var body = body
+        body["creationTime"] = YonaDateFormat.timestamp(time)
+        let goals = try #require(value(app.json, "_embedded", "yona:goals", "_links", "self", "href") as? String)
+        let added = try await server.request(.POST, goals, headers: app.headers, json: body)
+        try #require(added.status == 201, "\(added.text)")
+        return try #require(value(added.json, "_links", "self", "href") as? String)
+    }
+
+    static func appActivity(_ server: TestServer, _ app: YonaApp, _ name: String, _ start: Date, _ end: Date) async throws {
+        let href = try #require(value(app.requestingDevice, "_links", "yona:appActivity", "href") as? String)
+        let posted = try await server.request(
+            .POST, href, headers: app.headers,
+            json: [
+                "deviceDateTime": YonaDateFormat.timestamp(Date()),
+                "activities": [["application": name, "startTime": YonaDateFormat.timestamp(start), "endTime": YonaDateFormat.timestamp(end)]],
+            ])
+        try #require(posted.status == 204, "\(posted.text)")
+    }
+
+    static func networkActivity(_ server: TestServer, _ app: YonaApp, _ category: String, at time: Date) async throws {
+        let login = try #require(value(app.requestingDevice, "vpnProfile", "vpnLoginID") as? String).split(separator: "$")
+        let posted = try await server.postNetworkActivity(
+            String(login[0]), deviceIndex: Int(login[1])!, categories: [category], url: "https://\(category).example/", at: time)
+        try #require(posted.status == 204, "\(posted.text)")
+    }
+
+    /// A GET of a report link; the answer must match its schema in openapi.yaml (picked by the path's shape).
+    static func get(_ server: TestServer, _ href: String?, _ app: YonaApp, query: String = "") async throws -> [String: Any] {
+        let url = try #require(href) + query
+        let answer = try await server.request(.GET, url, headers: app.headers)
+        try #require(answer.status == 200, "\(url): \(answer.status) \(answer.text)")
+        if let schema = schema(of: url) {
+            let violation = try OpenAPISchema.violation(of: answer.body, as: schema)
+            #expect(violation == nil, "\(url) against \(schema): \(violation ?? "")")
+        }
+        return answer.json
+    }
+
+    static func schema(of url: String) -> String? {
+        let path = URLComponents(string: url)?.path ?? url
+        let parts = path.split(separator: "/").map(String.init)
+        guard let activity = parts.firstIndex(of: "activity") else { return nil }
+        let rest = Array(parts[(activity + 1)...])
+        switch (rest.first, rest.count) {
+        case ("withBuddies", 2): return "DayActivityOverviewWithBuddiesPage"
+        case ("withBuddies", 3): return "DayActivityOverviewWithBuddies"
+        case ("days", 1): return "DayActivityOverviewPage"
+        case ("days", 2): return "DayActivityOverview"
+        case ("days", 4): return "DayActivityDetail"
+        case ("weeks", 1): return "WeekActivityOverviewPage"
+        case ("weeks", 2): return "WeekActivityOverview"
+        case ("weeks", 4): return "WeekActivityDetail"
+        default: return nil
+        }
+    }
+
+    static func items(_ page: [String: Any], _ rel: String) -> [[String: Any]] {
+        value(page, "_embedded", rel) as? [[String: Any]] ?? []
+    }
+
+    /// The entry of a goal in a day or week item, found as the Groovy tests find it: by the goal's link.
+    static func entry(_ list: Any?, goal: String) -> [String: Any]? {
+        (list as? [[String: Any]])?.first { value($0, "_links", "yona:goal", "href") as? String == goal }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func activityTestPageThroughTheReportsOfANewUser(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
+            let gambling = try #require(richard.goals.first.flatMap { value($0, "_links", "self", "href") as? String })
+            let gamblingAsRequester = "\(gambling)?requestingUserId=\(richard.url.split(separator: "/")[3].split(separator: "?")[0])"
+            #expect(richard.link("yona:dailyActivityReports") == "\(YonaAssertions.stripped(richard.url)!)/activity/days/")
+            #expect(richard.link("yona:weeklyActivityReports") == "\(YonaAssertions.stripped(richard.url)!)/activity/weeks/")
+
+            // days: one (today), the mandatory gambling goal without activity
+            let days = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard)
+            #expect(value(days, "page", "size") as? Int == 3)
+            #expect(value(days, "page", "totalElements") as? Int == 1)
+            #expect(value(days, "_links", "next") == nil && value(days, "_links", "self", "href") != nil)
+            let today = try #require(Self.items(days, "yona:dayActivityOverviews").first)
+            #expect(today["date"] as? String == YonaAssertions.today)
+            #expect(today["timeZoneId"] as? String == "Europe/Amsterdam")
+            let day = try #require(Self.entry(today["dayActivities"], goal: gamblingAsRequester), "\(today)")
+            #expect(day["totalActivityDurationMinutes"] as? Int == 0)
+            #expect(day["goalAccomplished"] as? Bool == true)
+            #expect(day["totalMinutesBeyondGoal"] as? Int == 0)
+            #expect(day["spread"] == nil && day["date"] == nil && value(day, "_links", "self") == nil, "a budget goal's overview has no spread")
+            #expect(try await Self.get(server, value(today, "_links", "self", "href") as? String, richard)["date"] as? String == YonaAssertions.today)
+
+            // its detail: the whole day, no way back or forward yet
+            let detail = try await Self.get(server, value(day, "_links", "yona:dayDetails", "href") as? String, richard)
+            #expect((detail["spread"] as? [Int]) == Array(repeating: 0, count: 96))
+            #expect(detail["date"] as? String == YonaAssertions.today && detail["goalAccomplished"] as? Bool == true)
+            #expect(value(detail, "_links", "yona:goal", "href") as? String == gamblingAsRequester)
+            #expect(value(detail, "_links", "prev") == nil && value(detail, "_links", "next") == nil)
+            #expect(value(detail, "_links", "yona:messages", "href") != nil)
+            #expect(value(detail, "_links", "yona:addComment") == nil && value(detail, "_links", "yona:buddy") == nil)
+
+            // weeks: this one, with today in it
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+            #expect(value(weeks, "page", "size") as? Int == 2 && value(weeks, "page", "totalElements") as? Int == 1)
+            let week = try #require(Self.items(weeks, "yona:weekActivityOverviews").first)
+            #expect(week["date"] as? String == UserCalendar.week(UserCalendar.weekStart(Date())))
+            let weekGoal = try #require(Self.entry(week["weekActivities"], goal: gamblingAsRequester))
+            #expect((weekGoal["dayActivities"] as? [String: Any]).map { Array($0.keys) } == [UserCalendar.weekdayName(Date())])
+            #expect(weekGoal["spread"] == nil && weekGoal["totalActivityDurationMinutes"] == nil)
+            let weekDetail = try await Self.get(server, value(weekGoal, "_links", "yona:weekDetails", "href") as? String, richard)
+            #expect((weekDetail["spread"] as? [Int]) == Array(repeating: 0, count: 96) && weekDetail["totalActivityDurationMinutes"] as? Int == 0)
+            #expect(weekDetail["goalAccomplished"] == nil && value(weekDetail, "_links", "prev") == nil && value(weekDetail, "_links", "next") == nil)
+
+            // with buddies: nobody shares yet
+            let withBuddies = try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard)
+            #expect(withBuddies["_embedded"] == nil && value(withBuddies, "page", "totalElements") as? Int == 0)
+            let base = try #require(richard.link("yona:dailyActivityReportsWithBuddies")).split(separator: "?")[0]
+            let single = try await server.request(
+                .GET, "\(base)\(YonaAssertions.today)?requestingDeviceId=\(richard.requestingDeviceID!)", headers: richard.headers)
+            #expect(single.status == 404 && single.errorCode == "error.buddy.list.empty")
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func activityTestPageThroughLastWeeksDaysAndWeeksWithActivity(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup (Yona's 'Retrieve activity report of previous week'): Richard since W-1 Mon 02:18, news a no-go goal
+            // since then, social a time-zone goal (11:00-12:00) since W-1 Wed 13:55
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let news = try await Self.addGoal(
+                server, richard,
+                [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 0,
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.news)"]],
+                ],
+                at: Self.at(1, 1, 2, 18))
+            let social = try await Self.addGoal(
+                server, richard,
+                [
+                    "@type": "TimeZoneGoal", "zones": ["11:00-12:00"],
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
+                ],
+                at: Self.at(1, 3, 13, 55))
+            richard = try await richard.reload()
+            let me = YonaAssertions.stripped(richard.url)!.split(separator: "/").last!
+            let (newsGoal, socialGoal) = ("\(news)?requestingUserId=\(me)", "\(social)?requestingUserId=\(me)")
+
+            // act: NU.nl on the phone Monday and Tuesday, the classifier sees social sites Wednesday and Thursday
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 1, 3, 15), Self.at(1, 1, 3, 35))
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 2, 8, 45), Self.at(1, 2, 9, 10))
+            try await Self.networkActivity(server, richard, "social", at: Self.at(1, 3, 15, 0))
+            try await Self.networkActivity(server, richard, "social", at: Self.at(1, 4, 11, 30))
+
+            // check the days: all of them since Richard's first, each with the goals of that day
+            let totalDays = 6 + Self.currentWeekday + 1
+            let days = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=\(totalDays)")
+            #expect(value(days, "page", "totalElements") as? Int == totalDays)
+            let list = Self.items(days, "yona:dayActivityOverviews")
+            try #require(list.count == totalDays)
+            func day(_ weekday: Int) -> [String: Any] { list[Self.offset(1, weekday)] }
+            #expect(day(1)["date"] as? String == UserCalendar.day(Self.at(1, 1, 12, 0)))
+            #expect((day(1)["dayActivities"] as? [Any])?.count == 2, "Monday: gambling and news; social came Wednesday")
+            #expect((day(3)["dayActivities"] as? [Any])?.count == 3)
+            let expected: [(Int, String, Int, Bool, Int)] = [
+                (1, newsGoal, 20, false, 20), (2, newsGoal, 25, false, 25), (3, newsGoal, 0, true, 0),
+                (3, socialGoal, 1, false, 1), (4, socialGoal, 1, true, 0), (5, socialGoal, 0, true, 0),
+            ]
+            for (weekday, goal, total, accomplished, beyond) in expected {
+                let entry = try #require(Self.entry(day(weekday)["dayActivities"], goal: goal), "day \(weekday) \(goal)")
+                #expect(entry["totalActivityDurationMinutes"] as? Int == total, "day \(weekday) \(goal)")
+                #expect(entry["goalAccomplished"] as? Bool == accomplished, "day \(weekday) \(goal)")
+                #expect(entry["totalMinutesBeyondGoal"] as? Int == beyond, "day \(weekday) \(goal)")
+                #expect((entry["spread"] as? [Int])?.count == (goal == socialGoal ? 96 : nil), "only time-zone goals show the spread")
+            }
+            // Monday's news detail: 03:15-03:35 in quarters 13 and 14; the way back ends at Richard's first day
+            let monday = try #require(Self.entry(day(1)["dayActivities"], goal: newsGoal))
+            let mondayDetail = try await Self.get(server, value(monday, "_links", "yona:dayDetails", "href") as? String, richard)
+            var spread = Array(repeating: 0, count: 96)
+            (spread[13], spread[14]) = (15, 5)
+            #expect(mondayDetail["spread"] as? [Int] == spread)
+            #expect(value(mondayDetail, "_links", "prev") == nil)
+            let tuesday = try #require(Self.entry(day(2)["dayActivities"], goal: newsGoal))
+            #expect(value(mondayDetail, "_links", "next", "href") as? String == value(tuesday, "_links", "yona:dayDetails", "href") as? String)
+            let wednesdaySocial = try #require(Self.entry(day(3)["dayActivities"], goal: socialGoal))
+            let socialDetail = try await Self.get(server, value(wednesdaySocial, "_links", "yona:dayDetails", "href") as? String, richard)
+            #expect((socialDetail["spread"] as? [Int])?[60] == 1 && value(socialDetail, "_links", "prev") == nil, "social began Wednesday")
+
+            // paging: three days a page, newest first
+            let firstPage = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard)
+            #expect(Self.items(firstPage, "yona:dayActivityOverviews").map { $0["date"] as? String } == list.prefix(3).map { $0["date"] as? String })
+            let second = try await Self.get(server, value(firstPage, "_links", "next", "href") as? String, richard)
+            #expect(
+                Self.items(second, "yona:dayActivityOverviews").map { $0["date"] as? String }
+                    == list.dropFirst(3).prefix(3).map { $0["date"] as? String })
+
+            // check the weeks: last week has the three goals, news on six days, social on four
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+            #expect(value(weeks, "page", "totalElements") as? Int == 2)
+            let lastWeek = try #require(Self.items(weeks, "yona:weekActivityOverviews").last)
+            #expect(lastWeek["date"] as? String == UserCalendar.week(UserCalendar.weekStart(Self.at(1, 0, 12, 0))))
+            #expect((lastWeek["weekActivities"] as? [Any])?.count == 3)
+            let newsWeek = try #require(Self.entry(lastWeek["weekActivities"], goal: newsGoal))
+            let newsDays = try #require(newsWeek["dayActivities"] as? [String: [String: Any]])
+            #expect(Set(newsDays.keys) == ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY"])
+            #expect(newsDays["TUESDAY"]?["totalActivityDurationMinutes"] as? Int == 25 && newsDays["TUESDAY"]?["spread"] == nil)
+            #expect((Self.entry(lastWeek["weekActivities"], goal: socialGoal)?["dayActivities"] as? [String: Any])?.count == 4)
+            let newsWeekDetail = try await Self.get(server, value(newsWeek, "_links", "yona:weekDetails", "href") as? String, richard)
+            (spread[35], spread[36]) = (15, 10)
+            #expect(newsWeekDetail["spread"] as? [Int] == spread)
+            #expect(newsWeekDetail["totalActivityDurationMinutes"] as? Int == 45)
+            #expect(value(newsWeekDetail, "_links", "prev") == nil && value(newsWeekDetail, "_links", "next", "href") != nil)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func activityTestBuddyReportsAndTheOverviewWithBuddies(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard and Bob share; Bob's phone reports a gambling site today
+            let richardUser = try await server.createUser(firstName: "Richard", nickname: "RQ", extra: Self.iPhone)
+            let bobUser = try await server.createUser(firstName: "Bob", nickname: "BD", extra: Self.iPhone)
+            try await BuddyTests.connect(server, richard: richardUser, bob: bobUser)
+            _ = try await server.messages(richardUser)
+            let richard = try await YonaApp(server: server, json: [:], password: richardUser.password)
+                .reloaded(from: "\(server.baseURL)\(richardUser.profilePath)")
+            let bob = try await YonaApp(server: server, json: [:], password: bobUser.password).reloaded(
+                from: "\(server.baseURL)\(bobUser.profilePath)")
+            let oneMinuteAgo = Date().addingTimeInterval(-60)
+            try await Self.networkActivity(server, bob, "gambling", at: oneMinuteAgo)
+
+            // act: Richard follows his buddy's report links
+            let buddies = try await Self.get(server, value(richard.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, richard)
+            let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let days = try await Self.get(server, value(buddy, "_links", "yona:dailyActivityReports", "href") as? String, richard)
+
+            // check: from the day they befriended (today), Bob's gambling with its minute, linked through Richard
+            #expect(value(days, "page", "totalElements") as? Int == 1)
+            let today = try #require(Self.items(days, "yona:dayActivityOverviews").first)
+            let bobGoals = try #require(
+                value(buddy, "_embedded", "yona:user", "_embedded", "yona:goals", "_embedded", "yona:goals") as? [[String: Any]])
+            let bobGambling = try #require(bobGoals.first.flatMap { value($0, "_links", "self", "href") as? String })
+            let entry = try #require(Self.entry(today["dayActivities"], goal: bobGambling), "\(today)")
+            #expect(entry["totalActivityDurationMinutes"] as? Int == 1 && entry["goalAccomplished"] as? Bool == false)
+            let detail = try await Self.get(server, value(entry, "_links", "yona:dayDetails", "href") as? String, richard)
+            let buddySelf = try #require(value(buddy, "_links", "self", "href") as? String)
+            #expect(value(detail, "_links", "yona:buddy", "href") as? String == buddySelf)
+            #expect(value(detail, "_links", "yona:addComment", "href") as? String == value(detail, "_links", "yona:messages", "href") as? String)
+            #expect((value(detail, "_links", "self", "href") as? String)?.hasPrefix("\(buddySelf)/activity/days/") == true)
+            let weeks = try await Self.get(server, value(buddy, "_links", "yona:weeklyActivityReports", "href") as? String, richard)
+            #expect(value(weeks, "page", "totalElements") as? Int == 1)
+
+            // with buddies: the shared gambling category holds Richard's day and Bob's
+            let withBuddies = try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard)
+            #expect(value(withBuddies, "page", "totalElements") as? Int == 1)
+            let shared = try #require(Self.items(withBuddies, "yona:dayActivityOverviews").first)
+            let category = try #require(
+                (shared["dayActivities"] as? [[String: Any]])?.first {
+                    (value($0, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(GoalsTests.gambling) == true
+                })
+            #expect((value(category, "_links") as? [String: Any])?.count == 1)
+            let users = try #require(category["dayActivitiesForUsers"] as? [[String: Any]])
+            #expect(users.count == 2)
+            let own = try #require(users.first { value($0, "_links", "yona:user") != nil })
+            let theirs = try #require(users.first { value($0, "_links", "yona:buddy") != nil })
+            #expect(own["totalActivityDurationMinutes"] as? Int == 0 && value(own, "_links", "yona:buddy") == nil)
+            #expect(theirs["totalActivityDurationMinutes"] as? Int == 1 && value(theirs, "_links", "yona:buddy", "href") as? String == buddySelf)
+            #expect(
+                try await Self.get(server, value(shared, "_links", "self", "href") as? String, richard)["date"] as? String == YonaAssertions.today)
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func activityTestBadDatesAndGoalsOfAnotherDay(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let social = try await Self.addGoal(
+                server, richard,
+                [
+                    "@type": "TimeZoneGoal", "zones": ["11:00-12:00"],
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
+                ],
+                at: Self.at(1, 3, 13, 55))
+            let socialID = try #require(social.split(separator: "/").last)
+            let days = try #require(richard.link("yona:dailyActivityReports"))
+            let weeks = try #require(richard.link("yona:weeklyActivityReports"))
+            for (path, status, code) in [
+                ("\(days)2016-03-161234", 400, "error.invalid.date"),
+                ("\(weeks)2016-W60", 400, "error.invalid.date"),
+                ("\(days)\(UserCalendar.day(Self.at(2, 1, 12, 0)))", 400, "error.invalid.date.too.early"),
+                ("\(weeks)\(UserCalendar.week(UserCalendar.weekStart(Self.at(3, 0, 12, 0))))", 400, "error.invalid.date.too.early"),
+                ("\(days)\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(socialID)", 400, "error.activity.date.goal.mismatch"),
+                ("\(days)\(UserCalendar.day(Self.at(1, 4, 12, 0)))/details/\(UUID().uuidString.lowercased())", 404, "error.goal.not.found"),
+                ("\(days)?page=100", 400, "error.invalid.date.too.early"),
+            ] {
+                let answer = try await server.request(.GET, path, headers: richard.headers)
+                #expect(answer.status == status && answer.errorCode == code, "\(path): \(answer.status) \(answer.text)")
+            }
+            #expect(
+                try await server.request(.GET, "\(days)\(UserCalendar.day(Self.at(1, 4, 12, 0)))/details/\(socialID)", headers: richard.headers)
+                    .status == 200)
+            #expect(try await server.request(.GET, days, headers: [("Yona-Password", "wrong")]).errorCode == "error.decrypting.data")
+        }
+    }
+}
+
+extension YonaApp {
+    /// The same app after a GET of `href` (a profile link it already knows).
+    func reloaded(from href: String) async throws -> YonaApp {
+        let reloaded = try await server.request(.GET, href, headers: headers)
+        try #require(reloaded.status == 200, "\(reloaded.text)")
+        return YonaApp(server: server, json: reloaded.json, password: password)
+    }
+}
