@@ -87,6 +87,7 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case goalZoneBeyond24 = "error.goal.time.zone.beyond.twenty.four"
     case cannotChangeGoalType = "error.goal.cannot.change.type"
     case goalUpdateBeforeOriginal = "error.goal.update.time.before.original"
+    case stringTooLong = "error.invalid.string.too.long"
     case invalidDate = "error.invalid.date"
     case dateTooEarly = "error.invalid.date.too.early"
     case activityDateGoalMismatch = "error.activity.date.goal.mismatch"

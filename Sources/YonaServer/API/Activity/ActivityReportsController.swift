@@ -18,7 +18,13 @@ enum ActivityReportsController {
             base.get("weeks") { try await weekPage($0, scope: try await scope($0)) }
             base.get("weeks", ":week") { try await week($0, scope: try await scope($0)) }
             base.get("weeks", ":week", "details", ":goalID") { try await weekDetail($0, scope: try await scope($0)) }
+            base.get("days", ":date", "details", ":goalID", "messages") { try await comments($0, scope: try await scope($0), week: false) }
+            base.get("weeks", ":week", "details", ":goalID", "messages") { try await comments($0, scope: try await scope($0), week: true) }
         }
+        // Only a buddy's day or week takes a new comment; one's own takes replies (`yona:reply` on the message).
+        let buddyBase = routes.grouped("users", ":userID", "buddies", ":buddyID", "activity")
+        buddyBase.post("days", ":date", "details", ":goalID", "messages") { try await addComment($0, scope: try await buddy($0), week: false) }
+        buddyBase.post("weeks", ":week", "details", ":goalID", "messages") { try await addComment($0, scope: try await buddy($0), week: true) }
         let withBuddies = routes.grouped("users", ":userID", "activity", "withBuddies", "days")
         withBuddies.get(use: withBuddiesPage)
         withBuddies.get(":date", use: withBuddiesDay)
@@ -30,7 +36,7 @@ enum ActivityReportsController {
         let user = try await req.unlockPathUser()
         guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
         return ReportScope(
-            links: req.rendering.links, me: user.id, buddy: nil,
+            links: req.rendering.links, me: user.id, viewer: user, buddy: nil,
             subject: .init(
                 userAnonymizedID: user.privateData.userAnonymizedID,
                 earliestDay: UserCalendar.startOfDay(user.privateData.creationTime)))
@@ -43,7 +49,7 @@ enum ActivityReportsController {
         // A buddy who does not share has no reports (Yona's apps only follow the links a sharing buddy has).
         guard buddy.sendingStatus == .accepted, let anonymizedID = buddy.buddyUserAnonymizedID else { throw YonaError(.buddyNotFound) }
         return ReportScope(
-            links: req.rendering.links, me: user.id, buddy: (buddy.id, buddy.userID),
+            links: req.rendering.links, me: user.id, viewer: user, buddy: (buddy.id, buddy.userID),
             subject: .init(userAnonymizedID: anonymizedID, earliestDay: sharingStart(buddy)))
     }
 
@@ -130,6 +136,48 @@ enum ActivityReportsController {
                 totalActivityDurationMinutes: entry.totalMinutes, dayActivities: scope.daysOfWeek(entry), _links: links))
     }
 
+    // MARK: Comments
+
+    /// The interval a details URL names, checked as its details are (the version in force, not before the first day).
+    static func commentInterval(_ req: Request, scope: ReportScope, week: Bool) async throws -> (ActivityCommentService.Interval, String) {
+        let versionID = try req.uuidParameter("goalID")
+        if week {
+            let sunday = try weekParameter(req)
+            let version = try await req.reports.weekDetail(sunday, versionID: versionID, of: scope.subject).entry.version
+            return (
+                .init(ownerAnonymizedID: scope.subject.userAnonymizedID, version: version, key: "week:\(UserCalendar.week(sunday))"),
+                scope.weekDetails(sunday, version)
+            )
+        }
+        let start = try dayParameter(req)
+        let version = try await req.reports.dayDetail(start, versionID: versionID, of: scope.subject).entry.version
+        return (
+            .init(ownerAnonymizedID: scope.subject.userAnonymizedID, version: version, key: "day:\(UserCalendar.day(start))"),
+            scope.dayDetails(start, version)
+        )
+    }
+
+    /// The comments on a day or week in the viewer's inbox, whole threads in the order they began (4 a page).
+    static func comments(_ req: Request, scope: ReportScope, week: Bool) async throws -> Response {
+        let number = try req.pagingParameter("page", default: 0, range: 0...100_000)
+        let size = try req.pagingParameter("size", default: 4, range: 1...2000)
+        let (interval, details) = try await commentInterval(req, scope: scope, week: week)
+        let thread = try await req.comments.thread(of: scope.viewer, goalID: interval.version.goalID, interval: interval.key)
+        let items = thread.dropFirst(number * size).prefix(size).map { req.rendering.message($0, of: scope.viewer, topLevel: false) }
+        return try .hal(
+            ReportPageDTO(
+                rel: "yona:messages", items: Array(items), number: number, size: size, totalElements: thread.count,
+                href: { "\(details)/messages/?page=\($0)&size=\(size)" }))
+    }
+
+    /// A new comment on a buddy's day or week: the buddy gets it (and a push), the sender its own copy, which answers.
+    static func addComment(_ req: Request, scope: ReportScope, week: Bool) async throws -> Response {
+        let text = try ActivityCommentService.checked(try req.decodeStrict(CommentRequest.self).message)
+        let (interval, _) = try await commentInterval(req, scope: scope, week: week)
+        let id = try await req.comments.comment(from: scope.viewer, on: interval, text: text)
+        return try .hal(req.rendering.message(try await req.messages.message(id, of: scope.viewer), of: scope.viewer, topLevel: true))
+    }
+
     // MARK: With buddies
 
     @Sendable static func withBuddiesPage(req: Request) async throws -> Response {
@@ -168,7 +216,7 @@ enum ActivityReportsController {
             return (buddy, id)
         }
         return WithBuddiesContext(
-            links: req.rendering.links, me: user.id, deviceID: deviceID,
+            links: req.rendering.links, me: user.id, viewer: user, deviceID: deviceID,
             own: .init(userAnonymizedID: user.privateData.userAnonymizedID, earliestDay: UserCalendar.startOfDay(user.privateData.creationTime)),
             buddies: sharing.map { buddy, id in
                 (buddy.id, buddy.userID, ActivityReportService.Subject(userAnonymizedID: id, earliestDay: sharingStart(buddy)))
@@ -192,12 +240,20 @@ enum ActivityReportsController {
 
 extension Request {
     var reports: ActivityReportService { ActivityReportService(db: db) }
+    var comments: ActivityCommentService { ActivityCommentService(db: db) }
+}
+
+/// `POST …/details/{goalId}/messages/` body.
+struct CommentRequest: StrictBody {
+    let message: String?
+    static let allowedKeys: Set<String> = ["message"]
 }
 
 /// Whose reports a request reads and how their links are built.
 struct ReportScope: Sendable {
     let links: LinkBuilder
     let me: UUID
+    let viewer: UnlockedUser
     /// The buddy (its id in my list, its user id) when these are a buddy's reports.
     let buddy: (id: UUID, userID: UUID)?
     let subject: ActivityReportService.Subject
@@ -277,6 +333,7 @@ struct ReportScope: Sendable {
 struct WithBuddiesContext: Sendable {
     let links: LinkBuilder
     let me: UUID
+    let viewer: UnlockedUser
     let deviceID: UUID
     let own: ActivityReportService.Subject
     let buddies: [(id: UUID, userID: UUID, subject: ActivityReportService.Subject)]
@@ -289,13 +346,13 @@ struct WithBuddiesContext: Sendable {
         for buddy in buddies {
             categories.formUnion(try await reports.versions(of: buddy.subject.userAnonymizedID).map(\.categoryID))
         }
-        let ownScope = ReportScope(links: links, me: me, buddy: nil, subject: own)
+        let ownScope = ReportScope(links: links, me: me, viewer: viewer, buddy: nil, subject: own)
         var perUser: [(ReportScope, [Date: ActivityReportService.Day], Bool)] = []
         let ownDays = try await reports.days(
             starts, of: .init(userAnonymizedID: own.userAnonymizedID, earliestDay: earliest), categories: categories)
         perUser.append((ownScope, Dictionary(uniqueKeysWithValues: ownDays.map { ($0.start, $0) }), true))
         for buddy in buddies {
-            let scope = ReportScope(links: links, me: me, buddy: (buddy.id, buddy.userID), subject: buddy.subject)
+            let scope = ReportScope(links: links, me: me, viewer: viewer, buddy: (buddy.id, buddy.userID), subject: buddy.subject)
             let days = try await reports.days(starts, of: buddy.subject)
             perUser.append((scope, Dictionary(uniqueKeysWithValues: days.map { ($0.start, $0) }), false))
         }

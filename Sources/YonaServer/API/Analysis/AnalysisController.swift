@@ -7,17 +7,28 @@ enum AnalysisController {
         routes.post("userAnonymized", ":userAnonymizedID", "networkActivity", use: networkActivity)
     }
 
+    /// Yona's apps send at most this many app activities at once; a larger batch (a phone that was offline for
+    /// long) is answered 200 and dropped, as Yona's server did, rather than refused (the app would send it again).
+    static let appActivityBatchLimit = 200
+
     /// The app's own report (with the Yona password, not the internal token): app usage on the phone,
     /// with the phone's clock corrected by the offset between `deviceDateTime` and the server's time.
     @Sendable static func appActivity(req: Request) async throws -> HTTPStatus {
+        let body = try req.decodeStrict(AppActivityRequest.self)
+        if let items = body.activities, items.count > appActivityBatchLimit { return .ok }
         let user = try await req.unlockPathUser()
         let device = try await req.devices.device(try req.uuidParameter("deviceID"), of: user)
-        let body = try req.decodeStrict(AppActivityRequest.self)
-        guard let deviceTime = YonaDateFormat.parseTimestamp(try requireText(body.deviceDateTime)) else { throw YonaError(.invalidJSON) }
-        guard let items = body.activities else { throw YonaError(.missingProperty) }
+        guard let items = body.activities else { throw YonaError(.missingProperty, quoting: "activities") }
+        guard let deviceTime = YonaDateFormat.parseTimestamp(try requireText(body.deviceDateTime, property: "deviceDateTime")) else {
+            throw YonaError(.invalidJSON)
+        }
         try await req.devices.markAndroidIfUnknown(device)
         let now = Date()
-        let skew = now.timeIntervalSince(deviceTime)
+        // Yona's rule: a phone clock within 10 s of the server's is believed, a worse one corrected.
+        let offset = now.timeIntervalSince(deviceTime)
+        let skew = abs(offset) > deviceTimeMargin ? offset : 0
+        // Every item is checked before any is recorded: a refused batch leaves nothing behind.
+        var events: [ActivityEvent] = []
         for item in items {
             guard let start = YonaDateFormat.parseTimestamp(try requireText(item.startTime)),
                 let end = YonaDateFormat.parseTimestamp(try requireText(item.endTime))
@@ -26,16 +37,20 @@ enum AnalysisController {
             }
             // Yona's checks and codes, on the phone's times corrected to the server's clock.
             guard end >= start else { throw YonaError(.appActivityEndBeforeStart) }
-            guard start.addingTimeInterval(skew) <= now else { throw YonaError(.appActivityStartsInFuture) }
-            guard end.addingTimeInterval(skew) <= now else { throw YonaError(.appActivityEndsInFuture) }
-            try await req.analysis.record(
+            guard start.addingTimeInterval(skew) <= now.addingTimeInterval(deviceTimeMargin) else { throw YonaError(.appActivityStartsInFuture) }
+            guard end.addingTimeInterval(skew) <= now.addingTimeInterval(deviceTimeMargin) else { throw YonaError(.appActivityEndsInFuture) }
+            events.append(
                 ActivityEvent(
                     userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
                     categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,
-                    startTime: start.addingTimeInterval(skew), endTime: end.addingTimeInterval(skew), idempotencyKey: nil))
+                    startTime: min(start.addingTimeInterval(skew), now), endTime: min(end.addingTimeInterval(skew), now), idempotencyKey: nil))
         }
+        for event in events.sorted(by: { $0.startTime < $1.startTime }) { try await req.analysis.record(event) }
         return .noContent
     }
+
+    /// How far a phone's clock may be off before its times are corrected, and how far in the future a time may lie.
+    static let deviceTimeMargin: TimeInterval = 10
 
     @Sendable static func networkActivity(req: Request) async throws -> HTTPStatus {
         let userAnonymizedID = try req.uuidParameter("userAnonymizedID")

@@ -18,6 +18,8 @@ struct MessageDTO: Encodable, Sendable {
     let change: String?
     let oldName: String?
     let newName: String?
+    /// Comments: the first message of the thread, in this inbox.
+    var threadHeadMessageId: Int64? = nil
     /// Requests and disconnects embed the sender's user as `yona:user`.
     let _embedded: Embedded?
     let _links: HALLinks
@@ -38,7 +40,7 @@ struct MessageDTO: Encodable, Sendable {
     enum CodingKeys: String, CodingKey {
         case type = "@type"
         case messageId, nickname, creationTime, isRead, url, activityStartTime, activityEndTime, status, message, reason
-        case change, oldName, newName, _embedded, _links
+        case change, oldName, newName, threadHeadMessageId, _embedded, _links
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -56,6 +58,7 @@ struct MessageDTO: Encodable, Sendable {
         try c.encodeIfPresent(reason, forKey: .reason)
         try c.encodeIfPresent(change, forKey: .change)
         try c.encodeIfPresent(oldName, forKey: .oldName)
+        try c.encodeIfPresent(threadHeadMessageId, forKey: .threadHeadMessageId)
         try c.encodeIfPresent(newName, forKey: .newName)
         try c.encodeIfPresent(_embedded, forKey: ._embedded)
         try c.encode(_links, forKey: ._links)

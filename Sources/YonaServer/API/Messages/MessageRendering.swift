@@ -61,6 +61,18 @@ extension UserRendering {
             addBuddyLinks(user: true)
         case .systemMessage:
             break
+        case .activityComment:
+            // The sender's user; the thread in this inbox; the day or week as this reader reaches it (their own
+            // details, or their buddy's); and, from a buddy, the buddy and the way to answer.
+            if aboutMe {
+                halLinks.add("yona:user", links.user(user.id, requestingUserID: user.id, requestingDeviceID: nil))
+            } else {
+                addBuddyLinks(user: true)
+                halLinks.add("yona:reply", "\(href)/reply")
+            }
+            halLinks.add("yona:threadHead", links.message(user.id, payload.threadHeadMessageID ?? message.id))
+            if let replied = payload.repliedMessageID { halLinks.add("yona:repliedMessage", links.message(user.id, replied)) }
+            if let details = commentDetails(payload, of: user) { halLinks.add(details.rel, details.href) }
         }
         halLinks.add(
             message.record.isRead ? "yona:markUnread" : "yona:markRead",
@@ -70,7 +82,9 @@ extension UserRendering {
         if payload.kind == .systemMessage {
             nickname = "Yona"
         } else if aboutMe {
-            nickname = payload.kind == .goalConflict ? MessageTexts.me(user.privateData.nickname, locale) : user.privateData.nickname
+            nickname =
+                payload.kind == .goalConflict || payload.kind == .activityComment
+                ? MessageTexts.me(user.privateData.nickname, locale) : user.privateData.nickname
         } else {
             nickname = buddy?.nickname ?? payload.sender?.nickname ?? "Yona"
         }
@@ -82,7 +96,27 @@ extension UserRendering {
             activityEndTime: payload.activityEndTime.map(YonaDateFormat.timestamp), status: payload.status,
             message: MessageTexts.text(of: payload, locale), reason: payload.kind == .buddyDisconnect ? payload.reason : nil,
             change: payload.change, oldName: payload.oldName,
-            newName: payload.newName, _embedded: embeddedUser.map { .init(user: $0) }, _links: halLinks)
+            newName: payload.newName, threadHeadMessageId: payload.kind == .activityComment ? payload.threadHeadMessageID : nil,
+            _embedded: embeddedUser.map { .init(user: $0) }, _links: halLinks)
+    }
+
+    /// Where a comment's day or week is for this reader: their own details, or their buddy's.
+    private func commentDetails(_ payload: MessagePayload, of user: UnlockedUser) -> (rel: String, href: String)? {
+        guard let interval = payload.interval, let owner = payload.activityOwnerAnonymizedID, let version = payload.goalID else { return nil }
+        let base: String
+        if owner == user.privateData.userAnonymizedID {
+            base = "\(links.user(user.id))/activity"
+        } else if let buddy = user.privateData.buddies.first(where: { $0.buddyUserAnonymizedID == owner }) {
+            base = "\(links.buddy(user.id, buddy.id))/activity"
+        } else {
+            return nil
+        }
+        let isWeek = interval.hasPrefix("week:")
+        let date = interval.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
+        return (
+            isWeek ? "yona:weekDetails" : "yona:dayDetails",
+            "\(base)/\(isWeek ? "weeks" : "days")/\(date)/details/\(version.uuidString.lowercased())"
+        )
     }
 
     /// A buddy as its owner sees it: the statuses, and the buddy's user as `yona:user` (see `buddyUser`).

@@ -61,6 +61,10 @@ enum MessagesController {
                 _ = try await req.buddies.respond(user, to: message, accept: action == "accept", text: text)
             }
             affected = try await req.messages.message(id, of: user)
+        case "reply":
+            let text = try ActivityCommentService.checked(text)
+            let reply = try await req.comments.reply(by: user, to: try await req.messages.message(id, of: user), text: text)
+            affected = try await req.messages.message(reply, of: user)
         case "requestDisclosure":
             try await req.buddies.requestDisclosure(user, of: try await req.messages.message(id, of: user), text: text)
             affected = try await req.messages.message(id, of: user)

@@ -59,7 +59,9 @@ extension ErrorCode {
         case .decryptingData: ("The password is not correct.", "Het wachtwoord is niet juist.")
         case .userNotFound: ("The user does not exist.", "De gebruiker bestaat niet.")
         case .invalidUUID: ("An identifier in the request is not a valid UUID.", "Een identificatie in het verzoek is geen geldige UUID.")
-        case .missingProperty: ("Mandatory property '{0}' is missing.", "Verplichte eigenschap '{0}' ontbreekt.")
+        // Yona's apps and tests match both Yona's own text and, for app activity, the Jackson text its server let through.
+        case .missingProperty:
+            ("Mandatory property '{0}' is missing. Missing required creator property '{0}'.", "Verplichte eigenschap '{0}' ontbreekt.")
         case .extraProperty: ("Property '{0}' is not supported in this context.", "Eigenschap '{0}' wordt hier niet ondersteund.")
         case .userExists: ("A user with this mobile number already exists.", "Er bestaat al een gebruiker met dit mobiele nummer.")
         case .invalidMobileNumber:
@@ -139,6 +141,11 @@ extension ErrorCode {
         case .activityCategoryNotFound: ("The activity category does not exist.", "De activiteitscategorie bestaat niet.")
         case .goalNotFound: ("The goal does not exist.", "Het doel bestaat niet.")
         case .invalidDate: ("String '{0}' is not a valid date.", "De tekst '{0}' is geen geldige datum.")
+        case .stringTooLong:
+            (
+                "The string 'message' is too long. It contains {0} characters while only 200 are allowed",
+                "De tekst 'message' is te lang. Hij bevat {0} tekens terwijl er maar 200 zijn toegestaan"
+            )
         case .dateTooEarly: ("Date '{0}' is too early.", "Datum '{0}' is te vroeg.")
         case .activityDateGoalMismatch:
             ("The goal did not apply on that date.", "Het doel gold niet op die datum.")

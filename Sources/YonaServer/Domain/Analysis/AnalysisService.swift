@@ -60,7 +60,10 @@ struct AnalysisService: Sendable {
             let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
             for goal in goals {
                 // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
-                guard let spec = try await Self.version(of: goal, at: event.startTime, on: tx) else { continue }
+                // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
+                guard let spec = try await Self.version(of: goal, at: event.startTime.addingTimeInterval(Self.maxFutureSkew), on: tx) else {
+                    continue
+                }
                 if onlyNoGo && !spec.isNoGo { continue }
                 let isNew = try await mergeActivity(event, device: device.id!, goal: goal.id!, on: tx)
                 if isNew, spec.isNoGo {

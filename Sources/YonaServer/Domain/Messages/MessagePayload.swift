@@ -14,6 +14,7 @@ struct MessagePayload: Codable, Sendable, Equatable {
         case buddyDeviceChange = "BuddyDeviceChangeMessage"
         case buddyInfoChange = "BuddyInfoChangeMessage"
         case systemMessage = "SystemMessage"
+        case activityComment = "ActivityCommentMessage"
     }
 
     var kind: Kind
@@ -48,6 +49,11 @@ struct MessagePayload: Codable, Sendable, Equatable {
     var translations: [String: String]? = nil
     /// Buddy requests, responses and device changes: the sender's device names, all of them, as of sending.
     var deviceNames: [String]? = nil
+    /// Comments: whose day or week it is, which (`day:…`, `week:…`), and the thread in this inbox.
+    var activityOwnerAnonymizedID: UUID? = nil
+    var interval: String? = nil
+    var threadHeadMessageID: Int64? = nil
+    var repliedMessageID: Int64? = nil
 
     /// Whether the message only flows between buddies who accepted each other, so its plain sender column joins
     /// nothing that `buddies_anonymized` does not: requests, refusals and disconnects (which outlive or precede the

@@ -24,7 +24,9 @@ struct MessageService: Sendable {
     func page(of user: UnlockedUser, number: Int, size: Int, onlyUnread: Bool) async throws -> Page {
         let inbox = try user.anonymousInbox()
         while true {
-            var query = try await visible(Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID))
+            // A sender's own copy of a comment is listed with its thread only, as Yona's.
+            var query = try await visible(
+                Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).filter(\.$isSentItem == false))
             if onlyUnread { query = query.filter(\.$isRead == false) }
             let total = try await query.count()
             let rows = try await query.sort(\.$creationTime, .descending).sort(\.$id, .descending)
@@ -78,7 +80,12 @@ struct MessageService: Sendable {
     }
 
     func delete(_ id: Int64, of user: UnlockedUser) async throws {
-        guard try await message(id, of: user).payload.canBeDeleted else { throw YonaError(.cannotDeleteUnprocessedMessage) }
+        let message = try await message(id, of: user)
+        guard message.payload.canBeDeleted else { throw YonaError(.cannotDeleteUnprocessedMessage) }
+        if message.payload.kind == .activityComment {
+            try await db.transaction { tx in try await MessageWriter.deleteCommentThread(from: id, on: tx) }
+            return
+        }
         // A user's own goal conflict takes its buddies' copies (and the disclosure messages about it) along, as Yona's.
         try await db.transaction { tx in try await MessageWriter.deleteWithCopies([id], on: tx) }
     }

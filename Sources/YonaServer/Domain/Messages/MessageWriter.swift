@@ -18,21 +18,32 @@ enum MessageWriter {
         to recipient: UUID, on db: any Database, now: Date, announcementID: UUID? = nil,
         _ makePayload: (Int64) -> MessagePayload
     ) async throws -> Int64? {
+        let id = newMessageID()
+        return try await deliver(to: recipient, id: id, on: db, now: now, payload: makePayload(id)) { message in
+            message.announcementID = announcementID
+        }
+    }
+
+    /// Writes message `id`; `relate` may set the plain relations a kind needs beyond the ones derived from the
+    /// payload. `push: false` for a copy nobody needs to be told about (the sender's own copy of a comment).
+    @discardableResult
+    static func deliver(
+        to recipient: UUID, id: Int64, on db: any Database, now: Date, push: Bool = true, payload: MessagePayload,
+        relate: (Message) -> Void = { _ in }
+    ) async throws -> Int64? {
         guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else {
             return nil
         }
-        let id = newMessageID()
-        let payload = makePayload(id)
         let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
         let message = Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now)
-        message.announcementID = announcementID
         if payload.relatesAcceptedBuddies, payload.subjectUserAnonymizedID != recipient {
             message.senderAnonymizedID = payload.subjectUserAnonymizedID
         }
         message.originMessageID = payload.originalMessageID
         if payload.kind == .goalConflict, payload.subjectUserAnonymizedID == recipient { message.goalID = payload.goalID }
+        relate(message)
         try await message.create(on: db)
-        try await OutboxWriter.queuePushes(messageID: id, recipient: recipient, on: db, now: now)
+        if push { try await OutboxWriter.queuePushes(messageID: id, recipient: recipient, on: db, now: now) }
         return id
     }
 
@@ -57,6 +68,19 @@ enum MessageWriter {
     /// What leaves `recipient`'s inbox when it stops being `sender`'s buddy: everything from or about the sender.
     static func deleteAll(from sender: UUID, in recipient: UUID, on db: any Database) async throws {
         try await delete(on: db) { $0.filter(\.$userAnonymized.$id == recipient).filter(\.$senderAnonymizedID == sender) }
+    }
+
+    /// A comment and what goes with it, in both inboxes: its counterpart, and every reply to either, and so on.
+    static func deleteCommentThread(from id: Int64, on db: any Database) async throws {
+        var ids: Set<Int64> = [id]
+        while true {
+            let rows = try await Message.query(on: db).filter(\.$activityInterval != nil)
+                .group(.or) { $0.filter(\.$id ~~ ids).filter(\.$originMessageID ~~ ids).filter(\.$repliedMessageID ~~ ids) }.all()
+            let found = Set(rows.compactMap(\.id) + rows.compactMap(\.originMessageID))
+            guard !found.isSubset(of: ids) else { break }
+            ids.formUnion(found)
+        }
+        try await delete(on: db) { $0.filter(\.$id ~~ ids) }
     }
 
     /// A conflict message and, in every buddy's inbox, its copies and the disclosure messages about it.

@@ -23,8 +23,15 @@ final class Message: Model, @unchecked Sendable {
     /// A buddy's copy of a goal conflict, and the disclosure messages about one: the subject's own conflict message,
     /// so deleting that one takes them along.
     @OptionalField(key: "origin_message_id") var originMessageID: Int64?
-    /// The user's own goal conflict: the goal it broke, so removing the goal removes it.
+    /// The user's own goal conflict: the goal it broke; a comment: the goal whose day or week it is about. Removing
+    /// the goal removes them.
     @OptionalField(key: "goal_id") var goalID: UUID?
+    /// A comment: the day (`day:2016-03-15`) or week (`week:2016-W11`) of `goalID` it is about.
+    @OptionalField(key: "activity_interval") var activityInterval: String?
+    /// A comment that replies to another: that message, in the same inbox.
+    @OptionalField(key: "replied_message_id") var repliedMessageID: Int64?
+    /// The sender's own copy of a comment: listed with its thread, not in the inbox.
+    @Field(key: "is_sent_item") var isSentItem: Bool
 
     // relationships
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized
@@ -37,5 +44,6 @@ final class Message: Model, @unchecked Sendable {
         self.sealedPayload = sealedPayload
         self.creationTime = creationTime
         self.isRead = false
+        self.isSentItem = false
     }
 }

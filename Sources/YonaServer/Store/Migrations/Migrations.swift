@@ -34,5 +34,6 @@ enum YonaMigrations {
         AddMessageRelations(),
         AddInvitationPasswordToUsers(),
         AddActivityIndexes(),
+        AddActivityComments(),
     ]
 }
