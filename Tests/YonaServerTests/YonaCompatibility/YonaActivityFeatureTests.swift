@@ -337,6 +337,20 @@ import Testing
                 try await server.request(.GET, "\(days)\(UserCalendar.day(Self.at(1, 4, 12, 0)))/details/\(socialID)", headers: richard.headers)
                     .status == 200)
             #expect(try await server.request(.GET, days, headers: [("Yona-Password", "wrong")]).errorCode == "error.decrypting.data")
+
+            // Yona's `setGoalCreationTime`: the same goal with an earlier time re-dates it (not before the account)
+            let tuesday = "\(days)\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(socialID)"
+            let redate: (Date) -> [String: Any] = { time in
+                [
+                    "@type": "TimeZoneGoal", "zones": ["11:00-12:00"], "creationTime": YonaDateFormat.timestamp(time),
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
+                ]
+            }
+            let beforeAccount = try await server.request(.PUT, social, headers: richard.headers, json: redate(Self.at(1, 0, 12, 0)))
+            #expect(beforeAccount.status == 400 && beforeAccount.errorCode == "error.goal.update.time.before.original")
+            let redated = try await server.request(.PUT, social, headers: richard.headers, json: redate(Self.at(1, 1, 2, 18)))
+            #expect(redated.status == 200, "\(redated.text)")
+            #expect(try await server.request(.GET, tuesday, headers: richard.headers).status == 200, "the goal now governs Tuesday")
         }
     }
 }

@@ -75,15 +75,17 @@ struct GoalService: Sendable {
         guard goal.kind == spec.type else { throw YonaError(.cannotChangeGoalType) }
         guard goal.$activityCategory.id == categoryID else { throw YonaError(.cannotChangeGoalActivityCategory) }
         if goal.activityCategory.mandatoryNoGo && !spec.isNoGo { throw YonaError(.cannotRemoveMandatoryGoal) }
-        if let changeTime, changeTime < goal.creationTime { throw YonaError(.goalUpdateBeforeOriginal) }
         guard spec != goal.spec else {
-            // Only a (test server's) new time: the goal is re-dated, nobody is told.
+            // Only a (test server's) new time: the goal is re-dated, nobody is told. As Yona's `setGoalCreationTime`,
+            // earlier is allowed, though not before the account.
             if let changeTime {
+                guard changeTime >= user.privateData.creationTime else { throw YonaError(.goalUpdateBeforeOriginal) }
                 goal.creationTime = changeTime
                 try await goal.save(on: db)
             }
             return goal
         }
+        if let changeTime, changeTime < goal.creationTime { throw YonaError(.goalUpdateBeforeOriginal) }
         let effective = changeTime ?? Date()
         try await db.transaction { tx in
             try await GoalHistoryItem(of: goal, endTime: effective).create(on: tx)
