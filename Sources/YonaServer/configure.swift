@@ -39,6 +39,7 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         dataDirectory = URL(fileURLWithPath: "./data")
     }
     let metrics = YonaMetrics()
+    let emailTransport = LogEmailTransport(logger: app.logger, keepLast: config.testServer)
     // Argon2id gets threads of its own: on the application's pool (one thread per core) every SQLite query
     // and file read queued behind the hashing (`scripts/bench kdf`, docs/performance.md).
     let hashingThreads = NIOThreadPool(numberOfThreads: System.coreCount)
@@ -48,8 +49,8 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
         recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
-        sms: makeSMSSender(config.sms, logger: app.logger),
-        email: LogEmailSender(logger: app.logger, keepLast: config.testServer),
+        texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger), email: emailTransport),
+        emailTransport: emailTransport,
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
         metrics: metrics)
@@ -73,11 +74,11 @@ struct ThreadPoolStopper: LifecycleHandler {
     }
 }
 
-/// The configured SMS sender.
-func makeSMSSender(_ settings: AppConfig.SMSSettings, logger: Logger) -> any SMSSender {
+/// The configured SMS provider.
+func makeSMSTransport(_ settings: AppConfig.SMSSettings, logger: Logger) -> any SMSTransport {
     switch settings {
-    case .log: LogSMSSender(logger: logger)
-    case .http(let url, let token, let from): HTTPSMSSender(url: url, token: token, from: from, client: .shared, logger: logger)
+    case .log: LogSMSTransport(logger: logger)
+    case .http(let url, let token, let from): HTTPSMSTransport(url: url, token: token, from: from, client: .shared, logger: logger)
     }
 }
 
@@ -101,8 +102,10 @@ struct YonaServices: Sendable {
     let internalToken: String
     /// Seals each user's anonymized id for lost-phone overwrites.
     let recovery: RecoveryKey
-    let sms: any SMSSender
-    let email: LogEmailSender
+    /// Where texts and mails leave the server (the outbox hands them over).
+    let texts: TextTransports
+    /// The mail transport itself, for the test server's `/test/emails/last`.
+    let emailTransport: LogEmailTransport
     let argon2: Argon2Pool
     let pushProvider: any PushProvider
     let metrics: YonaMetrics
@@ -132,6 +135,18 @@ extension Application {
         AnnouncementFanOut(db: db, skipLocked: usesPostgres)
     }
 
+    /// The outbox of texts and mails on `db` (a transaction's handle, to queue with the change that causes them).
+    func textOutbox(on db: any Database) -> TextOutbox {
+        var settings = TextOutbox.Settings()
+        settings.leaseSeconds = yona.config.push.leaseSeconds // one lease setting for both outboxes
+        return TextOutbox(
+            db: db, key: yona.recovery.outboxKey, transports: yona.texts, settings: settings, skipLocked: usesPostgres,
+            perNumberPerHour: yona.config.rateLimitPerNumberPerHour, rateLimitKey: yona.recovery.rateLimitKey, logger: logger,
+            metrics: yona.metrics)
+    }
+
+    func sms(on db: any Database) -> any SMSSender { QueuedSMSSender(outbox: textOutbox(on: db)) }
+
     var pushDispatcher: PushDispatcher {
         var settings = yona.config.push
         settings.recordDeliveries = yona.config.testServer
@@ -143,7 +158,7 @@ extension Application {
 
 extension Request {
     var users: UserService {
-        UserService(db: db, sms: application.yona.sms, recovery: application.yona.recovery, testServer: application.yona.config.testServer)
+        UserService(db: db, sms: application.sms(on: db), recovery: application.yona.recovery, testServer: application.yona.config.testServer)
     }
 
     var devices: DeviceService { DeviceService(db: db, users: users) }
@@ -159,7 +174,9 @@ extension Request {
     var buddies: BuddyService { BuddyService(db: db, users: users) }
 
     var invitations: InvitationService {
-        InvitationService(db: db, users: users, argon2: application.yona.argon2, sms: application.yona.sms, email: application.yona.email)
+        InvitationService(
+            db: db, users: users, argon2: application.yona.argon2, sms: application.sms(on: db),
+            email: QueuedEmailSender(outbox: application.textOutbox(on: db)))
     }
 
     /// What a buddy request needs to invite a number without an account.

@@ -195,7 +195,7 @@ import Testing
             #expect(expired.errorCode == "error.device.request.expired")
             let service = NewDeviceRequestService(
                 db: server.app.db,
-                users: UserService(db: server.app.db, sms: server.app.yona.sms, recovery: server.app.yona.recovery, testServer: true),
+                users: UserService(db: server.app.db, sms: server.app.sms(on: server.app.db), recovery: server.app.yona.recovery, testServer: true),
                 argon2: server.app.yona.argon2, lifetime: 1)
             try await service.purgeExpired(now: Date().addingTimeInterval(120))
             #expect(try await NewDeviceRequest.query(on: server.app.db).count() == 0)

@@ -12,19 +12,24 @@ import Vapor
         struct Received: Sendable {
             let authorization: String?
             let body: [String: String]
+            let accepted: Bool
         }
         let app: Application
         let url: String
         let received: NIOLockedValueBox<[Received]>
+        /// While set, every text is answered 503 (the provider is down).
+        let down = NIOLockedValueBox(false)
 
         init() async throws {
             app = try await Application.make(.testing)
             app.logger.logLevel = .warning
             let box = NIOLockedValueBox<[Received]>([])
+            let down = self.down
             app.post("send") { req async throws -> HTTPStatus in
                 let body = try req.content.decode([String: String].self)
-                box.withLockedValue { $0.append(Received(authorization: req.headers.first(name: .authorization), body: body)) }
-                return body["to"]?.hasSuffix("99") == true ? .serviceUnavailable : .accepted
+                let accepted = body["to"]?.hasSuffix("99") != true && !down.withLockedValue { $0 }
+                box.withLockedValue { $0.append(Received(authorization: req.headers.first(name: .authorization), body: body, accepted: accepted)) }
+                return accepted ? .accepted : .serviceUnavailable
             }
             try await app.server.start(address: .hostname("127.0.0.1", port: 0))
             url = "http://127.0.0.1:\(app.http.server.shared.localAddress!.port!)/send"
@@ -72,6 +77,41 @@ import Vapor
                 .POST, "/users/", json: ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": refused])
             #expect(created.status == 201, "\(created.text)")
             #expect(gateway.texts(to: refused).count == 1)
+        }
+        await gateway.stop()
+    }
+
+    /// issue 13: texts go through a durable outbox. A provider outage fails no request; the text waits, sealed, and
+    /// the background job sends it once the provider is back, once.
+    @Test(arguments: TestDatabase.available)
+    func aGatewayOutageDelaysTextsButLosesNoneAndSendsNoneTwice(db: TestDatabase) async throws {
+        let gateway = try await Gateway()
+        gateway.down.withLockedValue { $0 = true }
+        try await withServer(db, adjust: { $0.sms = .http(url: gateway.url, token: nil, from: "Yona") }) { server in
+            // act: an account is made while the gateway is down (createUser requires the 201)
+            let user = try await server.createUser(confirm: false)
+            #expect(gateway.texts(to: user.mobileNumber).map(\.accepted) == [false], "tried at once")
+
+            // check: the text waits, and the row holds neither the number nor the code
+            let rows = try await PendingText.query(on: server.app.db).all()
+            try #require(rows.count == 1)
+            #expect(rows[0].state == "pending" && rows[0].lastError == "HTTP_503")
+            for secret in [user.mobileNumber, "Your Yona confirmation code"] {
+                #expect(rows[0].sealed.range(of: Data(secret.utf8)) == nil, "the outbox row holds \(secret) in plain")
+            }
+
+            // the gateway comes back: the job's next round sends it, and no later round sends it again
+            gateway.down.withLockedValue { $0 = false }
+            let outbox = server.app.textOutbox(on: server.app.db)
+            #expect(try await outbox.drainOnce(now: Date().addingTimeInterval(600)) == 1)
+            #expect(gateway.texts(to: user.mobileNumber).map(\.accepted) == [false, true])
+            #expect(gateway.texts(to: user.mobileNumber).last?.body["text"] == "Your Yona confirmation code: 1234")
+            #expect(try await outbox.drainOnce(now: Date().addingTimeInterval(7200)) == 0)
+            #expect(try await PendingText.query(on: server.app.db).count() == 0, "a sent text leaves nothing behind")
+            let metrics = try await server.request(.GET, "/metrics").text
+            #expect(metrics.contains("yona_texts_total{channel=\"sms\",outcome=\"retry\"} 1"))
+            #expect(metrics.contains("yona_texts_total{channel=\"sms\",outcome=\"sent\"} 1"))
+            #expect(metrics.contains("yona_text_outbox_depth 0"))
         }
         await gateway.stop()
     }

@@ -25,6 +25,12 @@ extension Application {
             // Announcements become messages and pushes in batches of their own transaction, so a large broadcast
             // neither holds one giant transaction nor holds up the pushes already queued.
             job("announcement-fan-out", every: poll) { try await fanOut.runOnce() > 0 },
+            // Texts and mails whose first try failed (a provider down, a process killed mid-send).
+            job("text-outbox", every: .seconds(1)) { try await app.textOutbox(on: app.db).drainOnce() > 0 },
+            job("purge-failed-texts", every: .seconds(3600)) {
+                try await TextOutbox.purgeFailed(on: app.db)
+                return false
+            },
             job("purge-expired-announcements", every: .seconds(60)) {
                 try await AnnouncementService(db: app.db).purgeExpired()
                 return false
@@ -51,7 +57,7 @@ extension Application {
     /// The new-device-request service outside a request (the purge needs no SMS and no test-server features).
     var newDeviceRequestService: NewDeviceRequestService {
         NewDeviceRequestService(
-            db: db, users: UserService(db: db, sms: yona.sms, recovery: yona.recovery, testServer: false),
+            db: db, users: UserService(db: db, sms: sms(on: db), recovery: yona.recovery, testServer: false),
             argon2: yona.argon2, lifetime: yona.config.newDeviceRequestLifetime)
     }
 }

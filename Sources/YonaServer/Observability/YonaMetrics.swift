@@ -53,6 +53,13 @@ final class YonaMetrics: Sendable {
         }
     }
 
+    func text(channel: String, outcome: String) {
+        registry.makeCounter(
+            descriptor: name("texts", "total", "Texts and e-mails by channel and outcome (sent, retry, rejected, failed)"),
+            labels: [("channel", channel), ("outcome", outcome)]
+        ).increment()
+    }
+
     func backgroundJobSucceeded(_ job: String) {
         registry.makeGauge(
             descriptor: name("background_job_last_success", "timestamp_seconds", "When a background job last finished a round"),
@@ -87,6 +94,9 @@ final class YonaMetrics: Sendable {
         registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))
         registry.makeGauge(descriptor: name("push_oldest_pending", "seconds", "Age of the oldest unfinished outbox row"))
             .set(to: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+        let texts = try await PendingText.query(on: db)
+            .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue]).count()
+        registry.makeGauge(descriptor: name("text_outbox_depth", "", "Texts and e-mails not yet sent")).set(to: Double(texts))
         let fanOut = try await AnnouncementFanOut(db: db, skipLocked: false).pending()
         registry.makeGauge(descriptor: name("announcement_recipients_pending", "", "Users a system announcement still has to reach"))
             .set(to: Double(fanOut))

@@ -26,7 +26,7 @@ enum TestServerController {
 
     /// The last e-mail the server sent (Yona's test endpoint; the invitation link is in `body`).
     @Sendable static func lastEmail(req: Request) async throws -> Response {
-        guard let email = req.application.yona.email.lastSent else { throw YonaError(.messageNotFound) }
+        guard let email = req.application.yona.emailTransport.lastSent else { throw YonaError(.messageNotFound) }
         let response = Response(status: .ok)
         try response.content.encode(email, as: .json)
         return response

@@ -69,7 +69,7 @@ struct BuddyService: Sendable {
         }
         if existingID != nil { await notices.send(to: [inviteeID]) }
         if let invitee {
-            await inviting.invitations.send(
+            try await inviting.invitations.send(
                 BuddyInvitation(
                     inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
                     inviteeFirstName: firstName, inviteeLastName: lastName, message: message,

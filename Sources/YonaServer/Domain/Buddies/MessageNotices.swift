@@ -24,7 +24,7 @@ struct MessageNotices: Sendable {
                     let number = try? MobileNumber(user.mobileNumber),
                     try await RateLimiter(db: db, key: rateLimitKey).allows(Self.limit, number.value)
                 else { continue }
-                await sms.sendMessageNotice(to: number)
+                try await sms.sendMessageNotice(to: number)
             } catch {
                 // The message itself is stored; only its notice is lost. Said, with the cause, never the number.
                 Self.logger.warning("sms: message notice not sent", metadata: ["error": .string(String(reflecting: type(of: error)))])

@@ -82,9 +82,9 @@ struct InvitationService: Sendable {
     }
 
     /// Sends the invitation by SMS, and by e-mail when the inviter gave an address.
-    func send(_ invitation: BuddyInvitation, to number: MobileNumber, emailAddress: String?) async {
-        await sms.sendBuddyInvitation(invitation, to: number)
-        if let emailAddress { await email.send(.invitation(invitation, to: emailAddress)) }
+    func send(_ invitation: BuddyInvitation, to number: MobileNumber, emailAddress: String?) async throws {
+        try await sms.sendBuddyInvitation(invitation, to: number)
+        if let emailAddress { try await email.send(.invitation(invitation, to: emailAddress)) }
     }
 
     /// Opens an invited account with the temporary password from the link. As Yona, a temporary password that opens
@@ -170,7 +170,7 @@ struct InvitationService: Sendable {
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.userExists)
         }
-        await sms.sendConfirmationCode(code, to: new.mobileNumber)
+        try await sms.sendConfirmationCode(code, to: new.mobileNumber)
         let record = invited.record
         record.privateData = sealed
         record.privateDataVersion = version

@@ -24,7 +24,7 @@ struct OverwriteService: Sendable {
             .set(\.$overwriteRequestedAt, to: now)
             .set(\.$overwriteFailedAttempts, to: 0)
             .update()
-        await users.sms.sendOverwriteCode(code, to: number)
+        try await users.sms.sendOverwriteCode(code, to: number)
     }
 
     /// Checks the code and replaces the number's account by a new, confirmed one. Five wrong codes destroy

@@ -65,7 +65,7 @@ struct UserService: Sendable {
             let existing = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first()
             throw YonaError(existing?.createdOnBuddyRequest == true ? .userExistsCreatedOnBuddyRequest : .userExists)
         }
-        if !confirmed { await sms.sendConfirmationCode(code, to: new.mobileNumber) }
+        if !confirmed { try await sms.sendConfirmationCode(code, to: new.mobileNumber) }
         return (UnlockedUser(record: record, key: key, privateData: privateData), password)
     }
 
@@ -172,7 +172,7 @@ struct UserService: Sendable {
             .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
             .set(\.$confirmationFailedAttempts, to: 0)
             .update()
-        await sms.sendConfirmationCode(code, to: try MobileNumber(user.mobileNumber))
+        try await sms.sendConfirmationCode(code, to: try MobileNumber(user.mobileNumber))
     }
 
     /// Changes names and number; a new number must be confirmed again.
@@ -206,7 +206,7 @@ struct UserService: Sendable {
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.userExists)
         }
-        await sms.sendConfirmationCode(code, to: mobileNumber)
+        try await sms.sendConfirmationCode(code, to: mobileNumber)
         return user
     }
 

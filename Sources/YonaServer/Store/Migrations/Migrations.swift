@@ -35,5 +35,6 @@ enum YonaMigrations {
         AddInvitationPasswordToUsers(),
         AddActivityIndexes(),
         AddActivityComments(),
+        CreateTextOutbox(),
     ]
 }

@@ -45,14 +45,26 @@ struct Email: Sendable, Codable, Equatable {
     }
 }
 
-/// Sends e-mail. Implementations must never log an address or any content.
+/// Sends e-mail. Implementations queue it in the outbox (`QueuedEmailSender`).
 protocol EmailSender: Sendable {
-    func send(_ email: Email) async
+    func send(_ email: Email) async throws
 }
 
-/// The embedded default: records that a mail would have gone out, and nothing of what or to whom.
-/// On a test server it also keeps the last mail for `GET /test/emails/last`.
-final class LogEmailSender: EmailSender {
+/// Queues the mail and tries it at once, as `QueuedSMSSender` does texts.
+struct QueuedEmailSender: EmailSender {
+    let outbox: TextOutbox
+
+    func send(_ email: Email) async throws { try await outbox.send(.email(email)) }
+}
+
+/// How a mail leaves the server; implementations never log an address or any content.
+protocol EmailTransport: Sendable {
+    func deliver(_ email: Email) async -> DeliveryOutcome
+}
+
+/// The embedded default (and the only transport yet): records that a mail would have gone out, and nothing of
+/// what or to whom. On a test server it also keeps the last mail for `GET /test/emails/last`.
+final class LogEmailTransport: EmailTransport {
     private let logger: Logger
     private let keepLast: Bool
     private let last = NIOLockedValueBox<Email?>(nil)
@@ -62,9 +74,10 @@ final class LogEmailSender: EmailSender {
         self.keepLast = keepLast
     }
 
-    func send(_ email: Email) async {
+    func deliver(_ email: Email) async -> DeliveryOutcome {
         if keepLast { last.withLockedValue { $0 = email } }
         logger.info("email: sent", metadata: ["email_provider": "log"])
+        return .delivered
     }
 
     var lastSent: Email? { last.withLockedValue { $0 } }

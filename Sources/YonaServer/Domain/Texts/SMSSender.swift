@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+
+/// What the server texts a person. Implementations queue the text in the outbox (`QueuedSMSSender`); a failure to
+/// queue fails the operation, a failure to deliver never does.
+protocol SMSSender: Sendable {
+    func sendConfirmationCode(_ code: String, to number: MobileNumber) async throws
+    /// The text that invites a number a buddy named; `link` carries the temporary password.
+    func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async throws
+    /// The code that lets a new phone overwrite the account of a lost one.
+    func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws
+    /// That a direct message (buddy request, answer, disconnect) waits in the app; content-free.
+    func sendMessageNotice(to number: MobileNumber) async throws
+}
+
+/// The texts themselves: Yona's wording; only the inviter's names are user-typed (issue 13).
+enum SMSTexts {
+    static func confirmationCode(_ code: String) -> String { "Your Yona confirmation code: \(code)" }
+
+    static func invitation(_ invitation: BuddyInvitation) -> String {
+        "\(invitation.inviterFirstName) \(invitation.inviterLastName) invites you to become buddies on Yona: \(invitation.link)"
+    }
+
+    static func overwriteCode(_ code: String) -> String { "Your Yona code to move your account to a new phone: \(code)" }
+}
+
+/// Queues each text in the outbox and tries it at once (`TextOutbox.sendNow`): the text goes out with the request
+/// as before, and when the provider is down the `text-outbox` job delivers it later.
+struct QueuedSMSSender: SMSSender {
+    let outbox: TextOutbox
+
+    func sendConfirmationCode(_ code: String, to number: MobileNumber) async throws {
+        try await outbox.send(.sms(to: number.value, text: SMSTexts.confirmationCode(code), kind: "confirmation code"))
+    }
+
+    func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async throws {
+        try await outbox.send(.sms(to: number.value, text: SMSTexts.invitation(invitation), kind: "buddy invitation"))
+    }
+
+    func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws {
+        try await outbox.send(.sms(to: number.value, text: SMSTexts.overwriteCode(code), kind: "account-overwrite code"))
+    }
+
+    func sendMessageNotice(to number: MobileNumber) async throws {
+        try await outbox.send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
+    }
+}
+
+/// How a text leaves the server; implementations never log a number or any content.
+protocol SMSTransport: Sendable {
+    func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome
+}
+
+/// What became of one delivery attempt.
+enum DeliveryOutcome: Sendable, Equatable {
+    case delivered
+    /// Worth trying again later (the provider is down, overloaded, or timed out).
+    case retry(String)
+    /// Refused for good (a number the gateway will never take).
+    case rejected(String)
+}
+
+/// The embedded default: records that a text would have gone out, and nothing of what or to whom.
+struct LogSMSTransport: SMSTransport {
+    let logger: Logger
+
+    func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
+        logger.info("sms: \(kind) sent", metadata: ["sms_provider": "log"])
+        return .delivered
+    }
+}
