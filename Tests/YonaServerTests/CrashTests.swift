@@ -19,12 +19,12 @@ import Testing
             return executable
         }
 
-        init(environment: [String: String]) throws {
+        init(environment: [String: String], output: FileHandle? = nil) throws {
             process.executableURL = try Self.executable()
             process.arguments = ["serve"]
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            process.standardOutput = output ?? FileHandle.nullDevice
+            process.standardError = output ?? FileHandle.nullDevice
             try process.run()
         }
 
@@ -85,5 +85,48 @@ import Testing
         #expect(emulator.messages(to: "ok-crash").count == 1)
         server.kill9()
         await emulator.stop()
+    }
+
+    /// issue 13: the text outbox as the push outbox: the real executable is killed with SIGKILL while the SMS gateway
+    /// holds the text, then restarted; after the lease the text goes out, once.
+    @Test func aKilledServerLosesNoTextAndSendsNoneTwice() async throws {
+        let gateway = try await SMSGatewayTests.Gateway()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-sms-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let port = try TestServerProbe.freePort()
+        let base = "http://127.0.0.1:\(port)"
+        let environment = [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+            "YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": gateway.url, "YONA_PUBLIC_BASE_URL": base, "YONA_PUSH_LEASE_SECONDS": "2",
+        ]
+        var server = try ServerProcess(environment: environment)
+        try await Self.waitUntilHealthy(base)
+
+        // a new account's confirmation code is on its way when the gateway stops answering
+        gateway.hang.withLockedValue { $0 = true }
+        let number = randomMobileNumber()
+        let creating = Task {
+            try? await TestServerProbe(baseURL: base).request(
+                .POST, "/users/", json: ["firstName": "Crash", "lastName": "Test", "nickname": "CT", "mobileNumber": number])
+        }
+        for _ in 0..<150 where gateway.hung.withLockedValue({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(gateway.hung.withLockedValue { $0 } == 1, "the request is sending the text")
+
+        // act: kill -9, the gateway recovers, restart
+        server.kill9()
+        _ = await creating.value
+        gateway.hang.withLockedValue { $0 = false }
+        server = try ServerProcess(environment: environment)
+        try await Self.waitUntilHealthy(base)
+
+        // check: after the lease the text goes out, once
+        func delivered() -> Int { gateway.texts(to: number).filter(\.accepted).count }
+        for _ in 0..<100 where delivered() == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .seconds(3))
+        #expect(delivered() == 1)
+        #expect(gateway.texts(to: number).filter(\.accepted).first?.body["text"]?.hasPrefix("Your Yona confirmation code: ") == true)
+        server.kill9()
+        await gateway.stop()
     }
 }

@@ -19,14 +19,24 @@ import Vapor
         let received: NIOLockedValueBox<[Received]>
         /// While set, every text is answered 503 (the provider is down).
         let down = NIOLockedValueBox(false)
+        /// While set, a text is held unanswered (and then refused with 503, as if dropped); `hung` counts them.
+        let hang = NIOLockedValueBox(false)
+        let hung = NIOLockedValueBox(0)
 
         init() async throws {
             app = try await Application.make(.testing)
             app.logger.logLevel = .warning
             let box = NIOLockedValueBox<[Received]>([])
             let down = self.down
+            let (hang, hung) = (self.hang, self.hung)
             app.post("send") { req async throws -> HTTPStatus in
                 let body = try req.content.decode([String: String].self)
+                if hang.withLockedValue({ $0 }) {
+                    hung.withLockedValue { $0 += 1 }
+                    while hang.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(50)) }
+                    box.withLockedValue { $0.append(Received(authorization: nil, body: body, accepted: false)) }
+                    return .serviceUnavailable
+                }
                 let accepted = body["to"]?.hasSuffix("99") != true && !down.withLockedValue { $0 }
                 box.withLockedValue { $0.append(Received(authorization: req.headers.first(name: .authorization), body: body, accepted: accepted)) }
                 return accepted ? .accepted : .serviceUnavailable
