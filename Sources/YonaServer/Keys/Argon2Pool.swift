@@ -3,11 +3,14 @@ import NIOPosix
 import YonaCrypto
 
 /// Runs Argon2id on a NIO thread pool of its own, never on an event loop, with at most `maxConcurrent`
-/// derivations at a time so that memory stays bounded (each one takes `limits.memLimit` bytes).
+/// derivations at a time so that memory stays bounded (each one takes `limits.memLimit` bytes). Derivations for one
+/// subject (an account, a number) run one at a time: a flood of parallel requests from one account queues behind
+/// itself and leaves the pool to everyone else (issue 13, attack 7).
 final class Argon2Pool: Sendable {
     let limits: PasswordHash.Limits
     private let threadPool: NIOThreadPool
     private let permits: AsyncSemaphore
+    private let subjects = SubjectGate()
 
     private let metrics: YonaMetrics?
 
@@ -20,7 +23,19 @@ final class Argon2Pool: Sendable {
 
     var maxConcurrent: Int { permits.capacity }
 
-    func deriveKey(password: [UInt8], salt: [UInt8]) async throws -> SymmetricKey {
+    func deriveKey(password: [UInt8], salt: [UInt8], for subject: String) async throws -> SymmetricKey {
+        await subjects.enter(subject)
+        do {
+            let key = try await derive(password: password, salt: salt)
+            await subjects.leave(subject)
+            return key
+        } catch {
+            await subjects.leave(subject)
+            throw error
+        }
+    }
+
+    private func derive(password: [UInt8], salt: [UInt8]) async throws -> SymmetricKey {
         try await permits.withPermit {
             let start = ContinuousClock.now
             defer { metrics?.keyDerivation(duration: ContinuousClock.now - start) }
@@ -28,5 +43,30 @@ final class Argon2Pool: Sendable {
                 try PasswordHash.deriveKey(password: password, salt: salt, limits: limits)
             }
         }
+    }
+}
+
+/// One at a time per subject, in arrival order; subjects do not wait for each other.
+actor SubjectGate {
+    private var busy: Set<String> = []
+    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    func enter(_ subject: String) async {
+        guard busy.contains(subject) else {
+            busy.insert(subject)
+            return
+        }
+        await withCheckedContinuation { waiting[subject, default: []].append($0) }
+    }
+
+    func leave(_ subject: String) {
+        guard var queue = waiting[subject], !queue.isEmpty else {
+            busy.remove(subject)
+            waiting[subject] = nil
+            return
+        }
+        let next = queue.removeFirst()
+        waiting[subject] = queue.isEmpty ? nil : queue
+        next.resume()
     }
 }

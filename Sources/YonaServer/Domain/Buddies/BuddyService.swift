@@ -35,7 +35,7 @@ struct BuddyService: Sendable {
         let existingID = try await User.query(on: db).filter(\.$mobileNumber == mobileNumber.value).first()?.id
         let invitee =
             existingID == nil
-            ? try await inviting.invitations.prepare(firstName: firstName, lastName: lastName, mobileNumber: mobileNumber)
+            ? try await inviting.invitations.prepare(firstName: firstName, lastName: lastName, mobileNumber: mobileNumber, inviter: user.id)
             : nil
         guard let inviteeID = existingID ?? invitee?.userID else { throw YonaError(.unexpected) }
         let now = Date()

@@ -40,7 +40,7 @@ struct NewDeviceRequestService: Sendable {
         guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
         let id = UUID()
         let salt = SecureRandom.bytes(PasswordHash.saltLength)
-        let key = try await argon2.deriveKey(password: Array(oneTimePassword.utf8), salt: salt)
+        let key = try await argon2.deriveKey(password: Array(oneTimePassword.utf8), salt: salt, for: "account:\(user.id)")
         let sealed = AEAD.seal(password.bytes, key: key, associatedData: Self.associatedData(id))
         try await db.transaction { tx in
             try await NewDeviceRequest.query(on: tx).filter(\.$user.$id == user.id).delete()
@@ -99,7 +99,7 @@ struct NewDeviceRequestService: Sendable {
 
     private func open(_ request: NewDeviceRequest, oneTimePassword: String) async throws -> YonaPassword {
         let id = request.id!
-        let key = try await argon2.deriveKey(password: Array(oneTimePassword.utf8), salt: Array(request.keySalt))
+        let key = try await argon2.deriveKey(password: Array(oneTimePassword.utf8), salt: Array(request.keySalt), for: "account:\(request.$user.id)")
         do {
             let bytes = try AEAD.open(Array(request.encryptedPassword), key: key, associatedData: Self.associatedData(id))
             guard let password = YonaPassword(bytes: bytes) else { throw YonaError(.unexpected) }

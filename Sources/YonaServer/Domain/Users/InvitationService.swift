@@ -50,7 +50,8 @@ struct InvitationService: Sendable {
     }
 
     /// Makes the account of an invitee; the inviter's names for it stand until the invitee changes them.
-    func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber) async throws -> Invitee {
+    /// `inviter` is whose Argon2id turn it takes (one at a time per account).
+    func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber, inviter: UUID) async throws -> Invitee {
         let temporaryPassword =
             users.testServer
             ? Self.testServerTemporaryPassword
@@ -60,7 +61,9 @@ struct InvitationService: Sendable {
         let salt = SecureRandom.bytes(UserKey.saltLength)
         let key = try UserKey(password: password, salt: salt, userID: userID)
         let invitationSalt = SecureRandom.bytes(PasswordHash.saltLength)
-        let temporaryKey = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: invitationSalt))
+        let temporaryKey = UserKey(
+            temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: invitationSalt, for: "account:\(inviter)")
+        )
         let namedInbox = BoxKeyPair.generate()
         let anonymousInbox = BoxKeyPair.generate()
         let privateData = UserPrivateData(
@@ -104,10 +107,11 @@ struct InvitationService: Sendable {
             let key = UserKey(
                 temporaryPasswordKey: try await argon2.deriveKey(
                     password: Array(temporaryPassword.utf8),
-                    salt: Array(record.keySalt)))
+                    salt: Array(record.keySalt), for: "account:\(userID)"))
             return Opened(user: try users.open(record, key: key), password: nil)
         }
-        let temporaryKey = UserKey(temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: Array(salt)))
+        let temporaryKey = UserKey(
+            temporaryPasswordKey: try await argon2.deriveKey(password: Array(temporaryPassword.utf8), salt: Array(salt), for: "account:\(userID)"))
         guard let bytes = try? temporaryKey.open(EncryptedBlob(bytes: Array(sealed)), field: Self.invitationPasswordField, recordID: userID),
             let password = YonaPassword(bytes: bytes)
         else {
