@@ -142,4 +142,76 @@ import Testing
             #expect(try await Self.messages(server, ownMessages, bob).items.first?["nickname"] as? String == "RQ")
         }
     }
+
+    @Test(arguments: TestDatabase.available)
+    func activityCommentTestCommentsOfBuddiesOfBuddyAreNotVisibleAndThreadsStayInOrder(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard is buddy of Bob and of Bea; both open Richard's day
+            let richardUser = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let bobUser = try await server.createUser(firstName: "Bob", nickname: "BD")
+            let beaUser = try await server.createUser(firstName: "Bea", nickname: "BDD")
+            try await BuddyTests.connect(server, richard: bobUser, bob: richardUser)
+            _ = try await server.messages(bobUser)
+            try await BuddyTests.connect(server, richard: beaUser, bob: richardUser)
+            _ = try await server.messages(beaUser)
+            func app(_ user: TestUser) async throws -> YonaApp {
+                try await YonaApp(server: server, json: [:], password: user.password).reloaded(from: "\(server.baseURL)\(user.profilePath)")
+            }
+            let (richard, bob, bea) = (try await app(richardUser), try await app(bobUser), try await app(beaUser))
+            func richardsDay(as viewer: YonaApp) async throws -> [String: Any] {
+                let buddy = try await Self.buddy(server, of: viewer)
+                let days = try await A.get(server, Self.href(buddy, "yona:dailyActivityReports"), viewer)
+                let day = try #require((A.items(days, "yona:dayActivityOverviews").first?["dayActivities"] as? [[String: Any]])?.first)
+                return try await A.get(server, Self.href(day, "yona:dayDetails"), viewer)
+            }
+            let (bobView, beaView) = (try await richardsDay(as: bob), try await richardsDay(as: bea))
+            for (view, app, text) in [(bobView, bob, "Hi buddy! How ya doing?"), (beaView, bea, "Hi Richard! Everything alright?")] {
+                let posted = try await server.request(
+                    .POST, try #require(Self.href(view, "yona:addComment")), headers: app.headers, json: ["message": text])
+                #expect(posted.status == 200)
+            }
+            let ownDays = try await A.get(server, richard.link("yona:dailyActivityReports"), richard)
+            let ownDay = try #require((A.items(ownDays, "yona:dayActivityOverviews").first?["dayActivities"] as? [[String: Any]])?.first)
+            let ownDetails = try await A.get(server, Self.href(ownDay, "yona:dayDetails"), richard)
+
+            // act: Richard answers both, Bob answers Richard
+            let both = try await Self.messages(server, Self.href(ownDetails, "yona:messages"), richard).items
+            #expect(both.map { $0["nickname"] as? String } == ["BD", "BDD"])
+            for (message, text) in [(both[0], "Hi Bob! Doing fine!"), (both[1], "Hi Bea! I'm alright!")] {
+                let replied = try await server.request(
+                    .POST, try #require(Self.href(message, "yona:reply")), headers: richard.headers, json: ["properties": ["message": text]])
+                #expect(replied.status == 200)
+            }
+            let bobThread = try await Self.messages(server, Self.href(bobView, "yona:messages"), bob).items
+            let answer = try #require(bobThread.last)
+            let again = try await server.request(
+                .POST, try #require(Self.href(answer, "yona:reply")), headers: bob.headers, json: ["properties": ["message": "Great buddy!"]])
+            #expect(again.status == 200)
+
+            // check: each sees only the threads they are in; Richard sees whole threads in the order they began
+            #expect(
+                try await Self.messages(server, Self.href(beaView, "yona:messages"), bea).items.map { $0["message"] as? String } == [
+                    "Hi Richard! Everything alright?", "Hi Bea! I'm alright!",
+                ])
+            let all = try await A.get(server, Self.href(ownDetails, "yona:messages"), richard, query: "?size=10")
+            let ordered = (value(all, "_embedded", "yona:messages") as? [[String: Any]] ?? []).map {
+                "\($0["nickname"] ?? ""): \($0["message"] ?? "")"
+            }
+            #expect(
+                ordered == [
+                    "BD: Hi buddy! How ya doing?", "RQ (me): Hi Bob! Doing fine!", "BD: Great buddy!",
+                    "BDD: Hi Richard! Everything alright?", "RQ (me): Hi Bea! I'm alright!",
+                ])
+
+            // Richard deletes his own answer to Bob: Bob's reply to it goes too, in both inboxes
+            let mine = try #require((value(all, "_embedded", "yona:messages") as? [[String: Any]])?[1])
+            #expect(try await server.request(.DELETE, try #require(Self.href(mine, "edit")), headers: richard.headers).status == 200)
+            #expect(
+                try await Self.messages(server, Self.href(bobView, "yona:messages"), bob).items.map { $0["message"] as? String } == [
+                    "Hi buddy! How ya doing?"
+                ])
+            let left = try await A.get(server, Self.href(ownDetails, "yona:messages"), richard, query: "?size=10")
+            #expect((value(left, "_embedded", "yona:messages") as? [Any])?.count == 3)
+        }
+    }
 }

@@ -251,6 +251,56 @@ import Testing
     }
 
     @Test(arguments: TestDatabase.available)
+    func activityTestRetrieveActivityReportAfterGoalUpdate(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: news a no-go goal since W-1 Mon, NU.nl on Tuesday; on W-1 Wed 20:51 it becomes a 60-minute budget
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let category = ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.news)"]]
+            let news = try await Self.addGoal(
+                server, richard, ["@type": "BudgetGoal", "maxDurationMinutes": 0, "_links": category], at: Self.at(1, 1, 2, 18))
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 2, 8, 45), Self.at(1, 2, 9, 10))
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 4, 9, 13), Self.at(1, 4, 10, 7))
+            let updated = try await server.request(
+                .PUT, news, headers: richard.headers,
+                json: [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 60, "creationTime": YonaDateFormat.timestamp(Self.at(1, 3, 20, 51)),
+                    "_links": category,
+                ])
+            try #require(updated.status == 200, "\(updated.text)")
+            richard = try await richard.reload()
+            let me = YonaAssertions.stripped(richard.url)!.split(separator: "/").last!
+            let history = try #require(
+                richard.goals.first { $0["historyItem"] as? Bool == true }.flatMap { value($0, "_links", "self", "href") as? String })
+            let (current, earlier) = ("\(news)?requestingUserId=\(me)", "\(history)?requestingUserId=\(me)")
+
+            // check: days before the change show the version then in force, the change day on the new one
+            let total = 6 + Self.currentWeekday + 1
+            let days = Self.items(
+                try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=\(total)"), "yona:dayActivityOverviews")
+            let tuesday = try #require(Self.entry(days[Self.offset(1, 2)]["dayActivities"], goal: earlier), "Tuesday is the no-go version's")
+            #expect(tuesday["goalAccomplished"] as? Bool == false && tuesday["totalMinutesBeyondGoal"] as? Int == 25)
+            #expect(Self.entry(days[Self.offset(1, 2)]["dayActivities"], goal: current) == nil)
+            #expect(Self.entry(days[Self.offset(1, 3)]["dayActivities"], goal: current) != nil, "the change day is the new version's")
+            let thursday = try #require(Self.entry(days[Self.offset(1, 4)]["dayActivities"], goal: current))
+            #expect(thursday["totalActivityDurationMinutes"] as? Int == 54 && thursday["goalAccomplished"] as? Bool == true)
+            // the week is the new version's, its earlier days link the earlier version's details
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+            let lastWeek = try #require(Self.items(weeks, "yona:weekActivityOverviews").last)
+            let newsWeek = try #require(Self.entry(lastWeek["weekActivities"], goal: current), "\(lastWeek)")
+            let historyID = try #require(history.split(separator: "/").last)
+            let weekDays = try #require(newsWeek["dayActivities"] as? [String: [String: Any]])
+            #expect((value(weekDays["TUESDAY"], "_links", "yona:dayDetails", "href") as? String)?.hasSuffix(String(historyID)) == true)
+            #expect((value(weekDays["THURSDAY"], "_links", "yona:dayDetails", "href") as? String)?.hasSuffix(String(historyID)) == false)
+            // the earlier version's detail has no day after the change
+            let wrong = try await server.request(
+                .GET, "\(richard.link("yona:dailyActivityReports")!)\(UserCalendar.day(Self.at(1, 4, 12, 0)))/details/\(historyID)",
+                headers: richard.headers)
+            #expect(wrong.status == 400 && wrong.errorCode == "error.activity.date.goal.mismatch")
+        }
+    }
+
+    @Test(arguments: TestDatabase.available)
     func activityTestBuddyReportsAndTheOverviewWithBuddies(db: TestDatabase) async throws {
         try await withServer(db) { server in
             // setup: Richard and Bob share; Bob's phone reports a gambling site today
