@@ -17,6 +17,7 @@ func routes(_ app: Application) {
 
     on(.public) {
         UsersController.register(app)
+        PinResetController.register(app)
         DevicesController.register(app)
         NewDeviceRequestsController.register(app)
         ActivityCategoriesController.register(app)

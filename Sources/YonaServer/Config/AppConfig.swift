@@ -46,6 +46,9 @@ public struct AppConfig: Sendable {
     public var fcmEndpoint: String
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
+    /// How long after a pin reset request its code is texted and usable (Yona: a day; 10 s on test servers).
+    public var pinResetDelay: TimeInterval?
+    var effectivePinResetDelay: TimeInterval { pinResetDelay ?? (testServer ? 10 : 86_400) }
     /// Where texts go: the `log` (records that a text went out, sends nothing) or an HTTP gateway.
     public var sms: SMSSettings = .log
 
@@ -219,6 +222,12 @@ public struct AppConfig: Sendable {
             default:
                 throw Invalid(variable: "YONA_SMS_PROVIDER", problem: "must be 'log' or 'http'")
             }
+        }
+        if let raw = env["YONA_PIN_RESET_DELAY_SECONDS"] {
+            guard let value = Int(raw), value >= 0 else {
+                throw Invalid(variable: "YONA_PIN_RESET_DELAY_SECONDS", problem: "must be a whole number of seconds, 0 or more, got '\(raw)'")
+            }
+            config.pinResetDelay = TimeInterval(value)
         }
         if let raw = env["YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"] {
             config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))

@@ -141,6 +141,11 @@ extension ErrorCode {
         case .activityCategoryNotFound: ("The activity category does not exist.", "De activiteitscategorie bestaat niet.")
         case .goalNotFound: ("The goal does not exist.", "Het doel bestaat niet.")
         case .invalidDate: ("String '{0}' is not a valid date.", "De tekst '{0}' is geen geldige datum.")
+        case .pinResetCodeMismatch: ("The pin reset code is not correct.", "De code om de pin te resetten is onjuist.")
+        case .pinResetCodeNotSet:
+            ("There is no pin reset code to use; request a pin reset first.", "Er is geen code om de pin te resetten; vraag eerst een pin-reset aan.")
+        case .tooManyFailedPinResetAttempts:
+            ("Too many wrong pin reset codes; clear the request and start again.", "Te vaak een verkeerde code om de pin te resetten; begin opnieuw.")
         case .stringTooLong:
             (
                 "The string 'message' is too long. It contains {0} characters while only 200 are allowed",

@@ -24,7 +24,16 @@ struct UserRendering {
                 links.withRequestingDevice(links.dailyActivityReportsWithBuddies(user.id), requestingDeviceID))
             halLinks.add("yona:newDeviceRequest", links.newDeviceRequest(user.mobileNumber))
             halLinks.add("yona:editUserPhoto", links.userPhoto(user.id))
-            halLinks.add("yona:requestPinReset", links.pinResetRequest(user.id))
+            // As Yona: request a reset, nothing while its code is on the way, then verify, resend or clear.
+            switch PinResetService.state(of: user) {
+            case .none: halLinks.add("yona:requestPinReset", links.pinResetRequest(user.id))
+            case .waiting: break
+            case .ready:
+                let base = "\(links.user(user.id))/pinResetRequest"
+                halLinks.add("yona:verifyPinReset", "\(base)/verify")
+                halLinks.add("yona:resendPinResetConfirmationCode", "\(base)/resend")
+                halLinks.add("yona:clearPinReset", "\(base)/clear")
+            }
             let deviceItems = devices.map { ownDevice($0, of: user, requestingDeviceID: requestingDeviceID, topLevel: false) }
             embedded = .init(
                 devices: HALCollection(

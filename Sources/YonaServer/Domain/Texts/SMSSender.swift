@@ -11,6 +11,9 @@ protocol SMSSender: Sendable {
     func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws
     /// That a direct message (buddy request, answer, disconnect) waits in the app; content-free.
     func sendMessageNotice(to number: MobileNumber) async throws
+    /// A pin reset's code, texted not before `notBefore` (Yona waits a day, so a thief holding the phone for a
+    /// moment cannot reset the pin).
+    func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws
 }
 
 /// The texts themselves: Yona's wording; only the inviter's names are user-typed (issue 13).
@@ -22,6 +25,8 @@ enum SMSTexts {
     }
 
     static func overwriteCode(_ code: String) -> String { "Your Yona code to move your account to a new phone: \(code)" }
+
+    static func pinResetCode(_ code: String) -> String { "Your Yona pin reset code: \(code)" }
 }
 
 /// Queues each text in the outbox and tries it at once (`TextOutbox.sendNow`): the text goes out with the request
@@ -43,6 +48,15 @@ struct QueuedSMSSender: SMSSender {
 
     func sendMessageNotice(to number: MobileNumber) async throws {
         try await outbox.send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
+    }
+
+    func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws {
+        let text = OutgoingText.sms(to: number.value, text: SMSTexts.pinResetCode(code), kind: "pin reset code")
+        if notBefore <= Date() {
+            try await outbox.send(text)
+        } else {
+            try await outbox.queue(text, notBefore: notBefore)
+        }
     }
 }
 

@@ -54,11 +54,18 @@ struct TextOutbox: Sendable {
         await sendNow(id)
     }
 
+    /// Queues a text; the background job sends it from `notBefore` on (now, unless it must wait).
     @discardableResult
-    func queue(_ text: OutgoingText, now: Date = Date()) async throws -> UUID {
+    func queue(_ text: OutgoingText, now: Date = Date(), notBefore: Date? = nil) async throws -> UUID {
         let id = UUID()
         let sealed = AEAD.seal(Array(try JSONEncoder().encode(text)), key: key, associatedData: Self.associatedData(id))
-        try await PendingText(id: id, channel: text.channel, sealed: Data(sealed), now: now).create(on: db)
+        let row = PendingText(id: id, channel: text.channel, sealed: Data(sealed), now: now)
+        if let notBefore {
+            // Its time to be delivered (and the maximum age) starts then.
+            row.nextAttemptAt = notBefore
+            row.createdAt = Date(timeIntervalSince1970: (notBefore.timeIntervalSince1970 / 60).rounded(.down) * 60)
+        }
+        try await row.create(on: db)
         return id
     }
 

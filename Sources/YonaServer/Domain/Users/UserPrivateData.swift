@@ -16,9 +16,19 @@ struct UserPrivateData: Codable, Sendable {
     var anonymousInboxSecretKey: Data?
     /// The user's buddies as the user knows them (names, number, and the hidden anonymized links).
     var buddies: [PrivateBuddy]
+    /// A pending pin reset (Yona's pin-reset request): when its code may be used, until when, and whether it was
+    /// verified. Kept here, encrypted, so no identity-side column carries its times.
+    var pinReset: PinReset? = nil
+
+    struct PinReset: Codable, Sendable, Equatable {
+        var availableFrom: Date
+        var expiresAt: Date
+        var verified: Bool
+    }
 
     enum CodingKeys: String, CodingKey {
         case firstName, lastName, nickname, creationTime, userAnonymizedID, devices, namedInboxSecretKey, anonymousInboxSecretKey, buddies
+        case pinReset
     }
 
     init(
@@ -48,6 +58,7 @@ struct UserPrivateData: Codable, Sendable {
         namedInboxSecretKey = try c.decodeIfPresent(Data.self, forKey: .namedInboxSecretKey)
         anonymousInboxSecretKey = try c.decodeIfPresent(Data.self, forKey: .anonymousInboxSecretKey)
         buddies = try c.decodeIfPresent([PrivateBuddy].self, forKey: .buddies) ?? []
+        pinReset = try c.decodeIfPresent(PinReset.self, forKey: .pinReset)
     }
 }
 

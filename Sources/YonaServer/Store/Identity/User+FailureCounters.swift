@@ -7,6 +7,7 @@ extension User {
     enum FailureCounter: String {
         case confirmation = "confirmation_failed_attempts"
         case overwrite = "overwrite_failed_attempts"
+        case pinReset = "pin_reset_failed_attempts"
     }
 
     /// Reserves one try before the code is compared: counts it unless the counter already reached `limit`, in one

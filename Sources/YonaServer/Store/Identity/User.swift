@@ -35,6 +35,9 @@ final class User: Model, @unchecked Sendable {
     @OptionalField(key: "overwrite_code_hash") var overwriteCodeHash: Data?
     @OptionalField(key: "overwrite_requested_at") var overwriteRequestedAt: Date?
     @Field(key: "overwrite_failed_attempts") var overwriteFailedAttempts: Int
+    /// A pin reset's code, sealed under the user's key like the confirmation code; its times are in `privateData`.
+    @OptionalField(key: "pin_reset_code") var pinResetCode: Data?
+    @Field(key: "pin_reset_failed_attempts") var pinResetFailedAttempts: Int
 
     init() {}
 
@@ -48,5 +51,6 @@ final class User: Model, @unchecked Sendable {
         self.confirmationFailedAttempts = 0
         self.createdOnBuddyRequest = false
         self.overwriteFailedAttempts = 0
+        self.pinResetFailedAttempts = 0
     }
 }

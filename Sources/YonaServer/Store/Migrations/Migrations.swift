@@ -36,5 +36,6 @@ enum YonaMigrations {
         AddActivityIndexes(),
         AddActivityComments(),
         CreateTextOutbox(),
+        AddPinResetToUsers(),
     ]
 }

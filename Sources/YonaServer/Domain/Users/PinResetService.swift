@@ -1,0 +1,80 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+
+/// Yona's pin reset: a user who forgot the app's PIN asks for a reset; after a delay (a day in production, so whoever
+/// holds the phone for a moment cannot do it) a code is texted to the number, and the app verifies it. The code is
+/// sealed under the user's key (`users.pin_reset_code`), its times live in the encrypted private data, and every
+/// guess is reserved atomically before it is compared (5 tries, then the request must be cleared).
+struct PinResetService: Sendable {
+    static let maxAttempts = 5
+    /// Yona's `pinResetRequestExpirationTime`.
+    static let lifetime: TimeInterval = 7 * 86_400
+    static let codeField = "users.pin_reset_code"
+
+    let users: UserService
+    let delay: TimeInterval
+
+    enum State: Equatable {
+        case none
+        /// Requested, the code not usable yet.
+        case waiting
+        /// The code is usable (and may have been verified).
+        case ready
+    }
+
+    static func state(of user: UnlockedUser, now: Date = Date()) -> State {
+        guard let reset = user.privateData.pinReset, user.record.pinResetCode != nil, reset.expiresAt > now else { return .none }
+        return reset.availableFrom <= now ? .ready : .waiting
+    }
+
+    /// Starts (or restarts) a reset; returns the delay before the code comes.
+    func request(_ user: UnlockedUser, now: Date = Date()) async throws -> TimeInterval {
+        guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
+        let code = users.newConfirmationCode()
+        let availableFrom = now.addingTimeInterval(delay)
+        _ = try await users.modifyPrivateData(user) { data in
+            data.pinReset = .init(availableFrom: availableFrom, expiresAt: now.addingTimeInterval(Self.lifetime), verified: false)
+        }
+        try await store(code, for: user)
+        try await users.sms.sendPinResetCode(code, to: try MobileNumber(user.mobileNumber), notBefore: availableFrom)
+        return delay
+    }
+
+    /// Checks a code. Before the delay is over no code matches (as Yona's); after five wrong ones none does.
+    func verify(_ user: UnlockedUser, code: String, now: Date = Date()) async throws {
+        let state = Self.state(of: user, now: now)
+        guard state != .none, let stored = user.record.pinResetCode else { throw YonaError(.pinResetCodeNotSet) }
+        guard let tries = try await User.reserveAttempt(.pinReset, of: user.id, limit: Self.maxAttempts, on: users.db) else {
+            throw YonaError(.tooManyFailedPinResetAttempts)
+        }
+        let expected = try user.key.open(EncryptedBlob(bytes: Array(stored)), field: Self.codeField, recordID: user.id)
+        guard state == .ready, SecretMemory.constantTimeEquals(expected, Array(code.utf8)) else {
+            throw YonaError(.pinResetCodeMismatch, remainingAttempts: Self.maxAttempts - tries)
+        }
+        try await User.query(on: users.db).filter(\.$id == user.id).set(\.$pinResetFailedAttempts, to: 0).update()
+        _ = try await users.modifyPrivateData(user) { $0.pinReset?.verified = true }
+    }
+
+    /// A new code, texted at once (only once the first one was due).
+    func resend(_ user: UnlockedUser, now: Date = Date()) async throws {
+        guard Self.state(of: user, now: now) == .ready else { throw YonaError(.pinResetCodeNotSet) }
+        let code = users.newConfirmationCode()
+        try await store(code, for: user)
+        try await users.sms.sendPinResetCode(code, to: try MobileNumber(user.mobileNumber), notBefore: now)
+    }
+
+    /// Ends the reset, verified or not.
+    func clear(_ user: UnlockedUser) async throws {
+        try await User.query(on: users.db).filter(\.$id == user.id)
+            .set(\.$pinResetCode, to: nil).set(\.$pinResetFailedAttempts, to: 0).update()
+        if user.privateData.pinReset != nil { _ = try await users.modifyPrivateData(user) { $0.pinReset = nil } }
+    }
+
+    private func store(_ code: String, for user: UnlockedUser) async throws {
+        try await User.query(on: users.db).filter(\.$id == user.id)
+            .set(\.$pinResetCode, to: user.key.seal(Array(code.utf8), field: Self.codeField, recordID: user.id).data)
+            .set(\.$pinResetFailedAttempts, to: 0).update()
+    }
+}
