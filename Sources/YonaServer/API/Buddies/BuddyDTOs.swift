@@ -45,6 +45,8 @@ struct BuddyDTO: Encodable, Sendable {
     let sendingStatus: String
     let receivingStatus: String
     let lastStatusChangeTime: String
+    /// The buddy's "last seen", once it shares and has activity.
+    var lastMonitoredActivityDate: String? = nil
     let _embedded: Embedded
     let _links: HALLinks
 }

@@ -131,6 +131,7 @@ extension UserRendering {
         return BuddyDTO(
             sendingStatus: buddy.sendingStatus.rawValue, receivingStatus: buddy.receivingStatus.rawValue,
             lastStatusChangeTime: YonaDateFormat.timestamp(buddy.lastStatusChangeTime),
+            lastMonitoredActivityDate: buddy.sendingStatus == .accepted ? side?.lastMonitoredActivityDate : nil,
             _embedded: .init(user: buddyUser(buddy, side: side, requester: user, topLevel: false)),
             _links: halLinks)
     }

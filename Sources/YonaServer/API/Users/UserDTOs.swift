@@ -90,6 +90,8 @@ enum FirebaseInstanceID {
 struct OwnUserDTO: Encodable {
     let creationTime: String
     let appLastOpenedDate: String?
+    /// The day of the latest monitored activity; absent until there is one (Yona's).
+    let lastMonitoredActivityDate: String?
     let firstName: String
     let lastName: String
     let nickname: String
@@ -118,6 +120,7 @@ struct OwnDeviceDTO: Encodable, Sendable {
     let operatingSystem: String
     let registrationTime: String
     let appLastOpenedDate: String?
+    let lastMonitoredActivityDate: String?
     /// No VPN status events are taken yet (docs/compatibility.md): always false.
     let vpnConnected: Bool
     let requestingDevice: Bool

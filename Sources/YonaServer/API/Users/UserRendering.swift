@@ -52,6 +52,7 @@ struct UserRendering {
         return OwnUserDTO(
             creationTime: YonaDateFormat.timestamp(user.privateData.creationTime),
             appLastOpenedDate: devices.compactMap(\.appLastOpenedDate).max(),
+            lastMonitoredActivityDate: devices.compactMap(\.lastMonitoredActivityDate).max(),
             firstName: user.privateData.firstName, lastName: user.privateData.lastName,
             nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
             yonaPassword: password, _embedded: embedded, _links: halLinks)
@@ -64,7 +65,7 @@ struct UserRendering {
         var halLinks = HALLinks(self: links.user(user.id, requestingUserID: user.id, requestingDeviceID: nil))
         halLinks.add("edit", password == nil ? links.invitation(user.id, temporaryPassword: temporaryPassword) : links.user(user.id))
         return OwnUserDTO(
-            creationTime: YonaDateFormat.timestamp(user.privateData.creationTime), appLastOpenedDate: nil,
+            creationTime: YonaDateFormat.timestamp(user.privateData.creationTime), appLastOpenedDate: nil, lastMonitoredActivityDate: nil,
             firstName: user.privateData.firstName, lastName: user.privateData.lastName,
             nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
             yonaPassword: password?.wireValue, _embedded: nil, _links: halLinks)
@@ -165,7 +166,7 @@ struct UserRendering {
         return OwnDeviceDTO(
             name: device.device.name, operatingSystem: device.operatingSystem.rawValue,
             registrationTime: YonaDateFormat.timestamp(device.device.registrationTime),
-            appLastOpenedDate: device.appLastOpenedDate,
+            appLastOpenedDate: device.appLastOpenedDate, lastMonitoredActivityDate: device.lastMonitoredActivityDate,
             vpnConnected: false,
             requestingDevice: isRequesting,
             firebaseInstanceId: device.firebaseInstanceID,
@@ -183,6 +184,8 @@ struct BuddySide: Sendable {
     let goals: [Goal]
     let history: [GoalHistoryItem]
     let appLastOpenedDate: String?
+    /// The buddy's "last seen" (Yona's `lastMonitoredActivityDate` on the buddy).
+    var lastMonitoredActivityDate: String? = nil
 }
 
 extension Request {
@@ -214,13 +217,13 @@ extension Request {
         guard !ids.isEmpty else { return [:] }
         let goalsByUser = Dictionary(grouping: try await goals.goals(ofAnonymizedUsers: ids)) { $0.$userAnonymized.id }
         let historyByUser = Dictionary(grouping: try await goals.historyItems(ofAnonymizedUsers: ids)) { $0.userAnonymizedID }
-        let days = try await users.lastOpenedDays(ofAnonymizedUsers: ids)
+        let days = try await users.lastDays(ofAnonymizedUsers: ids)
         var sides: [UUID: BuddySide] = [:]
         for buddy in sharing {
             guard let id = buddy.buddyUserAnonymizedID else { continue }
             sides[buddy.id] = BuddySide(
                 goals: goalsByUser[id] ?? [], history: (historyByUser[id] ?? []).map(\.item),
-                appLastOpenedDate: days[id])
+                appLastOpenedDate: days[id]?.opened, lastMonitoredActivityDate: days[id]?.monitored)
         }
         return sides
     }

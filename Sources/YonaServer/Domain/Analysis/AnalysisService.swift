@@ -44,6 +44,14 @@ struct AnalysisService: Sendable {
             else {
                 throw YonaError(.deviceNotFound)
             }
+            // Yona's "last seen": the day the activity ended, whatever it matched (one statement; it only moves forward).
+            let day = UserCalendar.day(max(event.endTime ?? event.startTime, event.startTime))
+            try await tx.sql.raw(
+                """
+                UPDATE devices_anonymized SET last_monitored_activity_date = \(bind: day)
+                WHERE id = \(bind: device.id!) AND (last_monitored_activity_date IS NULL OR last_monitored_activity_date < \(bind: day))
+                """
+            ).run()
             if let key = event.idempotencyKey {
                 let hash = Self.keyHash(event.userAnonymizedID, key)
                 if try await ProcessedAnalyzerEvent.query(on: tx).filter(\.$keyHash == hash).count() > 0 { return [] }

@@ -25,6 +25,7 @@ struct OwnDevice: Sendable {
     let deviceIndex: Int
     let operatingSystem: OperatingSystem
     let appLastOpenedDate: String?
+    let lastMonitoredActivityDate: String?
     let firebaseInstanceID: String?
     let notificationsEnabled: Bool
 }

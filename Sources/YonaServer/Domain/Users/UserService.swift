@@ -266,12 +266,19 @@ struct UserService: Sendable {
 
     /// The latest day any device of each anonymized user opened the app (buddies' `appLastOpenedDate`).
     func lastOpenedDays(ofAnonymizedUsers ids: [UUID]) async throws -> [UUID: String] {
+        try await lastDays(ofAnonymizedUsers: ids).mapValues(\.opened).compactMapValues { $0 }
+    }
+
+    /// Per anonymized user, the latest day any of its devices opened the app and the latest day of monitored activity.
+    func lastDays(ofAnonymizedUsers ids: [UUID]) async throws -> [UUID: (opened: String?, monitored: String?)] {
         guard !ids.isEmpty else { return [:] }
-        var days: [UUID: String] = [:]
+        var days: [UUID: (opened: String?, monitored: String?)] = [:]
         for device in try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id ~~ ids).all() {
-            guard let day = device.appLastOpenedDate else { continue }
             let owner = device.$userAnonymized.id
-            days[owner] = max(days[owner] ?? day, day)
+            var entry = days[owner] ?? (nil, nil)
+            if let day = device.appLastOpenedDate { entry.opened = max(entry.opened ?? day, day) }
+            if let day = device.lastMonitoredActivityDate { entry.monitored = max(entry.monitored ?? day, day) }
+            days[owner] = entry
         }
         return days
     }
@@ -286,7 +293,8 @@ struct UserService: Sendable {
             return OwnDevice(
                 device: device, deviceIndex: row.deviceIndex,
                 operatingSystem: OperatingSystem(rawValue: row.operatingSystem) ?? .unknown,
-                appLastOpenedDate: row.appLastOpenedDate, firebaseInstanceID: row.firebaseInstanceID,
+                appLastOpenedDate: row.appLastOpenedDate, lastMonitoredActivityDate: row.lastMonitoredActivityDate,
+                firebaseInstanceID: row.firebaseInstanceID,
                 notificationsEnabled: row.notificationsEnabled)
         }
     }

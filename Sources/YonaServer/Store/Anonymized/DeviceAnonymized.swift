@@ -16,6 +16,8 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
     @OptionalField(key: "firebase_instance_id") var firebaseInstanceID: String?
     /// A day (`yyyy-MM-dd`), not an instant: coarse on purpose.
     @OptionalField(key: "app_last_opened_date") var appLastOpenedDate: String?
+    /// The day of the latest activity reported for the device (Yona's `lastMonitoredActivityDate`).
+    @OptionalField(key: "last_monitored_activity_date") var lastMonitoredActivityDate: String?
     @OptionalField(key: "locale") var locale: String?
     /// The device's own switch (an extension of the Yona format): no pushes while false.
     @Field(key: "notifications_enabled") var notificationsEnabled: Bool

@@ -37,5 +37,6 @@ enum YonaMigrations {
         AddActivityComments(),
         CreateTextOutbox(),
         AddPinResetToUsers(),
+        AddLastMonitoredActivityDate(),
     ]
 }
