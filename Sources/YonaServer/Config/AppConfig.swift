@@ -48,6 +48,8 @@ public struct AppConfig: Sendable {
     public var newDeviceRequestLifetime: TimeInterval
     /// How long after a pin reset request its code is texted and usable (Yona: a day; 10 s on test servers).
     public var pinResetDelay: TimeInterval?
+    /// The oldest app versions served (none by default).
+    var minimumAppVersions = AppVersionPolicy()
     var effectivePinResetDelay: TimeInterval { pinResetDelay ?? (testServer ? 10 : 86_400) }
     /// Where texts go: the `log` (records that a text went out, sends nothing) or an HTTP gateway.
     public var sms: SMSSettings = .log
@@ -222,6 +224,14 @@ public struct AppConfig: Sendable {
             default:
                 throw Invalid(variable: "YONA_SMS_PROVIDER", problem: "must be 'log' or 'http'")
             }
+        }
+        for (variable, system) in [("YONA_MIN_APP_VERSION_ANDROID", OperatingSystem.android), ("YONA_MIN_APP_VERSION_IOS", .ios)] {
+            guard let raw = env[variable], !raw.isEmpty else { continue }
+            guard let minimum = AppVersionPolicy.parse(raw) else {
+                throw Invalid(
+                    variable: variable, problem: "must be a version code, optionally with the version name shown, e.g. 218/1.2, got '\(raw)'")
+            }
+            if system == .android { config.minimumAppVersions.android = minimum } else { config.minimumAppVersions.ios = minimum }
         }
         if let raw = env["YONA_PIN_RESET_DELAY_SECONDS"] {
             guard let value = Int(raw), value >= 0 else {

@@ -16,6 +16,14 @@ struct YonaError: Error, Equatable, Sendable {
         self.retryAfterSeconds = retryAfterSeconds
         self.quoted = quoted.map { String($0.prefix(64)) }
     }
+
+    /// Several values for a text with `{0}`, `{1}`, … (each cut to 64 characters).
+    init(_ code: ErrorCode, quoting values: [String]) {
+        self.code = code
+        self.quoted = values.map { String($0.prefix(64)) }.joined(separator: Self.separator)
+    }
+
+    static let separator = "\u{1F}"
 }
 
 /// The error codes of the contract (api.md). Clients switch on these strings.
@@ -50,6 +58,7 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case deviceNotFound = "error.device.not.found.id"
     case unknownOperatingSystem = "error.device.unknown.operating.system"
     case invalidVersionCode = "error.device.invalid.version.code"
+    case appVersionNotSupported = "error.device.app.version.not.supported"
     case invalidVersionCodeInHeader = "error.request.with.invalid.version.code"
     case tooManyRequests = "error.too.many.requests"
     case unauthorized = "error.unauthorized"

@@ -208,4 +208,46 @@ import Testing
             #expect((nulls.json["message"] as? String)?.hasPrefix("Mandatory property 'name'") == true, "\(nulls.text)")
         }
     }
+
+    @Test func minimumAppVersionsAreConfiguredPerSystem() throws {
+        let config = try AppConfig.fromEnvironment(["YONA_MIN_APP_VERSION_ANDROID": "218/1.2", "YONA_MIN_APP_VERSION_IOS": "166"])
+        #expect(config.minimumAppVersions == .init(android: .init(code: 218, name: "1.2"), ios: .init(code: 166, name: "166")))
+        #expect(try AppConfig.fromEnvironment([:]).minimumAppVersions == .init(), "no minimum unless configured")
+        #expect(throws: AppConfig.Invalid.self) { try AppConfig.fromEnvironment(["YONA_MIN_APP_VERSION_IOS": "one/1.2"]) }
+    }
+
+    @Test("DeviceTest: Try to post app opened event for a too old app version", arguments: TestDatabase.available)
+    func tooOldAppVersion(db: TestDatabase) async throws {
+        try await withServer(
+            db, adjust: { $0.minimumAppVersions = .init(android: .init(code: 218, name: "1.2"), ios: .init(code: 166, name: "1.2")) }
+        ) {
+            server in
+            // an app that new is welcome; registering an older one is refused with the same code
+            let richard = try await YonaApp.add(
+                server, firstName: "Richard", nickname: "RQ",
+                device: ["deviceName": "iPhone", "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.2.0", "deviceAppVersionCode": 166])
+            let tooOld = try await server.request(
+                .POST, "/users/",
+                json: [
+                    "firstName": "Old", "lastName": "App", "nickname": "OA", "mobileNumber": randomMobileNumber(),
+                    "deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 217,
+                ])
+            #expect(tooOld.status == 400 && tooOld.errorCode == "error.device.app.version.not.supported")
+            #expect(
+                tooOld.json["message"] as? String
+                    == "Yona app is out of date and must be updated. Actual version is '1.0' but oldest supported version for 'ANDROID' is '1.2'")
+            // Yona's feature: the app opened with version 9.9.9 but code 2
+            let openApp = try #require(value(richard.requestingDevice, "_links", "yona:postOpenAppEvent", "href") as? String)
+            let response = try await server.request(
+                .POST, openApp, headers: richard.headers, json: ["operatingSystem": "IOS", "appVersion": "9.9.9", "appVersionCode": 2])
+            #expect(response.status == 400 && response.errorCode == "error.device.app.version.not.supported")
+            #expect(
+                response.json["message"] as? String
+                    == "Yona app is out of date and must be updated. Actual version is '9.9.9' but oldest supported version for 'IOS' is '1.2'")
+            #expect(
+                try await server.request(
+                    .POST, openApp, headers: richard.headers, json: ["operatingSystem": "IOS", "appVersion": "1.3", "appVersionCode": 170]
+                ).status == 204)
+        }
+    }
 }

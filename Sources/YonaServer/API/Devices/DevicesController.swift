@@ -61,8 +61,10 @@ enum DevicesController {
     @Sendable static func openApp(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
         let deviceID = try req.uuidParameter("deviceID")
+        let app = try req.decodeStrict(OpenAppRequest.self).appInfo()
+        if let app { try req.checkAppVersion(app.operatingSystem, version: app.version, code: app.versionCode) }
         try await req.devices.recordAppOpened(
-            deviceID, of: user, app: try req.decodeStrict(OpenAppRequest.self).appInfo(),
+            deviceID, of: user, app: app,
             locale: req.context.locale.rawValue, on: UserCalendar.day(Date()))
         return .noContent
     }
@@ -73,6 +75,7 @@ enum DevicesController {
         guard let record = try await User.find(userID, on: req.db) else { throw YonaError(.userNotFound) }
         try await req.limitAttempts(number: record.mobileNumber)
         let new = try req.decodeStrict(RegisterDeviceRequest.self).toNewDevice()
+        try req.checkAppVersion(new)
         let password = try await req.newDeviceRequests.open(userID: userID, oneTimePassword: req.headers.first(name: otpHeader))
         let user = try await req.users.unlock(userID: userID, password: password)
         let (updated, device) = try await req.devices.add(new, to: user)

@@ -27,6 +27,15 @@ extension Request {
         return number
     }
 
+    /// The configured oldest app versions (`AppVersionPolicy`), for an app that reports its version.
+    func checkAppVersion(_ operatingSystem: OperatingSystem, version: String?, code: Int?) throws {
+        try application.yona.config.minimumAppVersions.check(operatingSystem, version: version, code: code)
+    }
+
+    func checkAppVersion(_ device: NewDevice) throws {
+        try checkAppVersion(device.operatingSystem, version: device.appVersion, code: device.appVersionCode)
+    }
+
     var yonaPasswordHeader: String? { headers.first(name: "Yona-Password") }
 
     /// The user named by the `userID` path parameter, unlocked with this request's `Yona-Password`.

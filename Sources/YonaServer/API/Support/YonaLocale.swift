@@ -36,8 +36,11 @@ extension ErrorCode {
     /// the texts about a refused number quote it back to the caller who sent it (`quoted`).
     func message(in locale: YonaLocale, quoting quoted: String? = nil) -> String {
         let (en, nl) = quoted == nil ? (unquotedTexts ?? texts) : texts
-        let text = locale == .nlNL ? nl : en
-        return text.replacingOccurrences(of: "{0}", with: quoted ?? "")
+        var text = locale == .nlNL ? nl : en
+        for (index, value) in (quoted ?? "").components(separatedBy: YonaError.separator).enumerated() {
+            text = text.replacingOccurrences(of: "{\(index)}", with: value)
+        }
+        return text
     }
 
     /// Yona's texts name the property, parameter or value they refuse (its apps' tests match them); these are the
@@ -141,6 +144,11 @@ extension ErrorCode {
         case .activityCategoryNotFound: ("The activity category does not exist.", "De activiteitscategorie bestaat niet.")
         case .goalNotFound: ("The goal does not exist.", "Het doel bestaat niet.")
         case .invalidDate: ("String '{0}' is not a valid date.", "De tekst '{0}' is geen geldige datum.")
+        case .appVersionNotSupported:
+            (
+                "Yona app is out of date and must be updated. Actual version is '{2}' but oldest supported version for '{0}' is '{1}'",
+                "Yona app is te oud en moet worden geüpdatet. De huidige versie is {2} maar de oudste ondersteunde versie voor {0} is {1}"
+            )
         case .pinResetCodeMismatch: ("The pin reset code is not correct.", "De code om de pin te resetten is onjuist.")
         case .pinResetCodeNotSet:
             ("There is no pin reset code to use; request a pin reset first.", "Er is geen code om de pin te resetten; vraag eerst een pin-reset aan.")

@@ -15,6 +15,7 @@ enum UsersController {
 
     @Sendable static func create(req: Request) async throws -> Response {
         let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        try req.checkAppVersion(new.device)
         try await req.limitAttempts(number: new.mobileNumber.value)
         let (user, password) =
             if let code = req.query[String.self, at: "overwriteUserConfirmationCode"] {
@@ -61,7 +62,9 @@ enum UsersController {
         }
         // An invited account's own edit link, with the Yona password its invitation showed: a take-over too.
         if let invited = try await req.invitations.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader) {
-            return try await takeOver(req: req, invited, as: try req.decodeStrict(CreateUserRequest.self).toNewUser())
+            let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+            try req.checkAppVersion(new.device)
+            return try await takeOver(req: req, invited, as: new)
         }
         // Yona requires the requesting device here (the answer marks it), except on a take-over.
         guard let requestingDeviceID else { throw YonaError(.missingRequestParameter, quoting: "requestingDeviceId") }
@@ -93,6 +96,7 @@ enum UsersController {
         }
         // The body is checked before the rate limit and the key derivation are spent on it.
         let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        try req.checkAppVersion(new.device)
         try await req.limitAttempts(number: nil)
         return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword), as: new)
     }
