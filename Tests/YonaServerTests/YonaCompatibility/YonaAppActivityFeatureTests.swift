@@ -141,3 +141,20 @@ import Testing
         }
     }
 }
+
+/// Yona's `RelevantSmoothwallCategoriesTest.groovy` (analysis service).
+@Suite struct YonaRelevantCategoriesFeatureTests {
+    @Test func relevantSmoothwallCategoriesTestGetRelevantSmoothwallCategories() async throws {
+        try await withServer(.sqlite) { server in
+            let response = try await server.request(.GET, "/relevantSmoothwallCategories/", headers: TestServer.bearer)
+            #expect(response.status == 200)
+            let categories = try #require(response.json["categories"] as? [String])
+            #expect(categories.count > 10)
+            for expected in ["Gambling", "lotto", "news/media", "newsgroups/forums", "social"] {
+                #expect(categories.contains(expected), "\(expected)")
+            }
+            #expect(Set(categories).count == categories.count, "each once")
+            #expect(try await server.request(.GET, "/relevantSmoothwallCategories/").status == 401, "the analyzer API's token")
+        }
+    }
+}

@@ -5,6 +5,18 @@ import Vapor
 enum AnalysisController {
     static func register(_ routes: any RoutesBuilder) {
         routes.post("userAnonymized", ":userAnonymizedID", "networkActivity", use: networkActivity)
+        routes.get("relevantSmoothwallCategories", use: relevantCategories)
+    }
+
+    /// Yona's `GET /relevantSmoothwallCategories/`: every classifier category some activity category names, so the
+    /// classifier reports only what can matter.
+    @Sendable static func relevantCategories(req: Request) async throws -> RelevantCategoriesDTO {
+        let names = try await ActivityCategory.query(on: req.db).all().flatMap(\.classifierCategories)
+        return RelevantCategoriesDTO(categories: Set(names).sorted())
+    }
+
+    struct RelevantCategoriesDTO: Content {
+        let categories: [String]
     }
 
     /// Yona's apps send at most this many app activities at once; a larger batch (a phone that was offline for
