@@ -80,7 +80,7 @@ enum ActivityReportsController {
 
     @Sendable static func dayDetail(_ req: Request, scope: ReportScope) async throws -> Response {
         let start = try dayParameter(req)
-        let (entry, _) = try await req.reports.dayDetail(start, versionID: try req.uuidParameter("goalID"), of: scope.subject)
+        let entry = try await req.reports.dayDetail(start, versionID: try req.uuidParameter("goalID"), of: scope.subject)
         let href = scope.dayDetails(start, entry.version)
         var links = HALLinks(self: href)
         links.add("yona:goal", scope.goal(entry.version))
@@ -118,7 +118,7 @@ enum ActivityReportsController {
 
     @Sendable static func weekDetail(_ req: Request, scope: ReportScope) async throws -> Response {
         let sunday = try weekParameter(req)
-        let (entry, _) = try await req.reports.weekDetail(sunday, versionID: try req.uuidParameter("goalID"), of: scope.subject)
+        let entry = try await req.reports.weekDetail(sunday, versionID: try req.uuidParameter("goalID"), of: scope.subject)
         let href = scope.weekDetails(sunday, entry.version)
         var links = HALLinks(self: href)
         links.add("yona:goal", scope.goal(entry.version))
@@ -138,19 +138,20 @@ enum ActivityReportsController {
 
     // MARK: Comments
 
-    /// The interval a details URL names, checked as its details are (the version in force, not before the first day).
+    /// The interval a details URL names, checked as its details are (the version in force, not before the first day),
+    /// without computing its figures.
     static func commentInterval(_ req: Request, scope: ReportScope, week: Bool) async throws -> (ActivityCommentService.Interval, String) {
         let versionID = try req.uuidParameter("goalID")
         if week {
             let sunday = try weekParameter(req)
-            let version = try await req.reports.weekDetail(sunday, versionID: versionID, of: scope.subject).entry.version
+            let version = try await req.reports.weekVersion(versionID, week: sunday, of: scope.subject).version
             return (
                 .init(ownerAnonymizedID: scope.subject.userAnonymizedID, version: version, key: "week:\(UserCalendar.week(sunday))"),
                 scope.weekDetails(sunday, version)
             )
         }
         let start = try dayParameter(req)
-        let version = try await req.reports.dayDetail(start, versionID: versionID, of: scope.subject).entry.version
+        let version = try await req.reports.dayVersion(versionID, day: start, of: scope.subject)
         return (
             .init(ownerAnonymizedID: scope.subject.userAnonymizedID, version: version, key: "day:\(UserCalendar.day(start))"),
             scope.dayDetails(start, version)
@@ -342,10 +343,9 @@ struct WithBuddiesContext: Sendable {
 
     func overviews(_ starts: [Date], reports: ActivityReportService, topLevel: Bool = false) async throws -> [DayActivityOverviewWithBuddiesDTO] {
         guard let earliest else { return [] }
-        var categories = Set<UUID>()
-        for buddy in buddies {
-            categories.formUnion(try await reports.versions(of: buddy.subject.userAnonymizedID).map(\.categoryID))
-        }
+        // All buddies' goal versions in one query, used for the categories and for their days.
+        let buddyVersions = try await reports.versions(ofAnonymizedUsers: buddies.map(\.subject.userAnonymizedID))
+        let categories = Set(buddyVersions.values.flatMap { $0.map(\.categoryID) })
         let ownScope = ReportScope(links: links, me: me, viewer: viewer, buddy: nil, subject: own)
         var perUser: [(ReportScope, [Date: ActivityReportService.Day], Bool)] = []
         let ownDays = try await reports.days(
@@ -353,7 +353,8 @@ struct WithBuddiesContext: Sendable {
         perUser.append((ownScope, Dictionary(uniqueKeysWithValues: ownDays.map { ($0.start, $0) }), true))
         for buddy in buddies {
             let scope = ReportScope(links: links, me: me, viewer: viewer, buddy: (buddy.id, buddy.userID), subject: buddy.subject)
-            let days = try await reports.days(starts, of: buddy.subject)
+            let days = try await reports.days(
+                starts, of: buddy.subject, versions: buddyVersions[buddy.subject.userAnonymizedID] ?? [])
             perUser.append((scope, Dictionary(uniqueKeysWithValues: days.map { ($0.start, $0) }), false))
         }
         return starts.map { start in

@@ -89,23 +89,45 @@ struct ActivityReportService: Sendable {
         return try await days([start], of: subject)[0]
     }
 
-    /// The day detail of one goal version: the version must be the one in force that day.
-    func dayDetail(_ start: Date, versionID: UUID, of subject: Subject) async throws -> (entry: DayEntry, versions: [GoalVersion]) {
-        guard start >= subject.earliestDay else { throw YonaError(.dateTooEarly, quoting: UserCalendar.day(start)) }
+    /// The goal version a day's or week's details name: one of the subject's, and the one in force at the interval's
+    /// end (Yona's checks). Returns all the subject's versions with it.
+    private func version(_ versionID: UUID, governing end: Date, of subject: Subject) async throws -> (version: GoalVersion, all: [GoalVersion]) {
         let versions = try await self.versions(of: subject.userAnonymizedID)
         guard let version = versions.first(where: { $0.id == versionID }) else { throw YonaError(.goalNotFound) }
-        let end = UserCalendar.adding(days: 1, to: start)
         guard version.governs(intervalEndingAt: end) else { throw YonaError(.activityDateGoalMismatch) }
+        return (version, versions)
+    }
+
+    /// The version a day's details name; not before the first day.
+    func dayVersion(_ versionID: UUID, day start: Date, of subject: Subject) async throws -> GoalVersion {
+        guard start >= subject.earliestDay else { throw YonaError(.dateTooEarly, quoting: UserCalendar.day(start)) }
+        return try await version(versionID, governing: UserCalendar.adding(days: 1, to: start), of: subject).version
+    }
+
+    /// The version a week's details name; not for a week that ended before the first day.
+    func weekVersion(_ versionID: UUID, week sunday: Date, of subject: Subject) async throws -> (version: GoalVersion, all: [GoalVersion]) {
+        let end = UserCalendar.adding(days: 7, to: sunday)
+        guard end >= subject.earliestDay else { throw YonaError(.dateTooEarly, quoting: UserCalendar.week(sunday)) }
+        return try await version(versionID, governing: end, of: subject)
+    }
+
+    /// The day detail of one goal version: the version must be the one in force that day.
+    func dayDetail(_ start: Date, versionID: UUID, of subject: Subject) async throws -> DayEntry {
+        let version = try await dayVersion(versionID, day: start, of: subject)
+        let end = UserCalendar.adding(days: 1, to: start)
         let spans = try await activities(of: [version.goalID], from: start, to: end)
         let figures = DayFigures.compute(spec: version.spec, activities: spans[version.goalID] ?? [], dayStart: start, dayEnd: end)
-        return (DayEntry(version: version, figures: figures), versions)
+        return DayEntry(version: version, figures: figures)
     }
 
     /// The given days of a subject (only its goals in `categories`, when given); days before its first day are left out.
-    func days(_ starts: [Date], of subject: Subject, categories: Set<UUID>? = nil) async throws -> [Day] {
+    /// `versions`: the subject's goal versions when the caller has them already.
+    func days(_ starts: [Date], of subject: Subject, categories: Set<UUID>? = nil, versions known: [GoalVersion]? = nil) async throws -> [Day] {
         let starts = starts.filter { $0 >= subject.earliestDay }
         guard let oldest = starts.min(), let newest = starts.max() else { return [] }
-        let versions = try await self.versions(of: subject.userAnonymizedID).filter { categories?.contains($0.categoryID) ?? true }
+        var all = known ?? []
+        if known == nil { all = try await self.versions(of: subject.userAnonymizedID) }
+        let versions = all.filter { categories?.contains($0.categoryID) ?? true }
         let spans = try await activities(of: Array(Set(versions.map(\.goalID))), from: oldest, to: UserCalendar.adding(days: 1, to: newest))
         return starts.map { start in
             let end = UserCalendar.adding(days: 1, to: start)
@@ -144,16 +166,10 @@ struct ActivityReportService: Sendable {
         return try await weeks([sunday], of: subject, now: now)[0]
     }
 
-    func weekDetail(_ sunday: Date, versionID: UUID, of subject: Subject, now: Date = Date()) async throws -> (
-        entry: WeekEntry, versions: [GoalVersion]
-    ) {
-        let end = UserCalendar.adding(days: 7, to: sunday)
-        guard end >= subject.earliestDay else { throw YonaError(.dateTooEarly, quoting: UserCalendar.week(sunday)) }
-        let versions = try await self.versions(of: subject.userAnonymizedID)
-        guard let version = versions.first(where: { $0.id == versionID }) else { throw YonaError(.goalNotFound) }
-        guard version.governs(intervalEndingAt: end) else { throw YonaError(.activityDateGoalMismatch) }
-        let spans = try await activities(of: [version.goalID], from: sunday, to: end)
-        return (weekEntry(version, sunday: sunday, versions: versions, spans: spans, earliest: subject.earliestDay, now: now), versions)
+    func weekDetail(_ sunday: Date, versionID: UUID, of subject: Subject, now: Date = Date()) async throws -> WeekEntry {
+        let (version, versions) = try await weekVersion(versionID, week: sunday, of: subject)
+        let spans = try await activities(of: [version.goalID], from: sunday, to: UserCalendar.adding(days: 7, to: sunday))
+        return weekEntry(version, sunday: sunday, versions: versions, spans: spans, earliest: subject.earliestDay, now: now)
     }
 
     private func weeks(_ sundays: [Date], of subject: Subject, now: Date) async throws -> [Week] {
