@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 
 @testable import YonaServer
@@ -79,13 +80,14 @@ extension APIDriving {
     @discardableResult
     func postNetworkActivity(
         _ userAnonymizedID: String, deviceIndex: Int = 0, categories: [String], url: String,
-        at time: Date? = nil, idempotencyKey: String? = nil, bearer: [(String, String)] = TestServer.bearer
+        at time: Date? = nil, idempotencyKey: String? = nil, bearer: [(String, String)] = TestServer.bearer,
+        timeout: TimeAmount = .seconds(30)
     ) async throws -> APIResponse {
         var body: [String: Any] = ["deviceIndex": deviceIndex, "categories": categories, "url": url]
         if let time { body["eventTime"] = YonaDateFormat.timestamp(time) }
         var headers = bearer
         if let idempotencyKey { headers.append(("Idempotency-Key", idempotencyKey)) }
-        return try await request(.POST, "/userAnonymized/\(userAnonymizedID)/networkActivity/", headers: headers, json: body)
+        return try await request(.POST, "/userAnonymized/\(userAnonymizedID)/networkActivity/", headers: headers, json: body, timeout: timeout)
     }
 
     /// The user's messages, newest first.

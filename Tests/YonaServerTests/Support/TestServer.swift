@@ -237,10 +237,11 @@ protocol APIDriving: Sendable {
 private let errorSchema = try! JSONSchema.load("error.schema.json")
 
 extension APIDriving {
-    /// Sends one request and collects the whole answer.
+    /// Sends one request and collects the whole answer. `timeout` only for tests that queue many requests behind
+    /// one lock on purpose (correctness under contention, not speed).
     func request(
         _ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
-        json: Any? = nil, body: Data? = nil, contentType: String? = "application/json"
+        json: Any? = nil, body: Data? = nil, contentType: String? = "application/json", timeout: TimeAmount = .seconds(30)
     ) async throws -> APIResponse {
         var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
         request.method = method
@@ -250,7 +251,7 @@ extension APIDriving {
             if let contentType { request.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
             request.body = .bytes(ByteBuffer(data: payload))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
         let answer = APIResponse(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
         if answer.status >= 400 {
