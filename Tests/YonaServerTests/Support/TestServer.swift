@@ -210,6 +210,8 @@ enum PostgresAdmin {
         try tool("pg_dump", ["--no-owner", url])
     }
 
+    private static let spawnLock = NSLock()
+
     static func tool(_ name: String, _ arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -218,7 +220,8 @@ enum PostgresAdmin {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        // One spawn at a time: Foundation's Process.run crashed (memcpy) when dozens of parallel tests spawned psql at once.
+        try spawnLock.withLock { try process.run() }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
