@@ -34,6 +34,17 @@ struct OpenAppRequest: StrictBody {
     }
 }
 
+/// `POST /users/{u}/devices/{d}/vpnStatus/` body.
+struct VPNStatusRequest: StrictBody {
+    let vpnConnected: LenientBool?
+    static let allowedKeys: Set<String> = ["vpnConnected"]
+
+    func connected() throws(YonaError) -> Bool {
+        guard let vpnConnected else { throw YonaError(.missingProperty, quoting: "vpnConnected") }
+        return vpnConnected.value
+    }
+}
+
 /// Version codes are positive, as Yona requires (`error.device.invalid.version.code`).
 enum AppVersionCode {
     static func validated(_ code: Int) throws(YonaError) -> Int {

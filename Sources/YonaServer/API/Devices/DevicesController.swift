@@ -15,6 +15,7 @@ enum DevicesController {
         devices.delete(":deviceID", use: delete)
         devices.post(":deviceID", "openApp", use: openApp)
         devices.post(":deviceID", "appActivity", use: AnalysisController.appActivity)
+        devices.post(":deviceID", "vpnStatus", use: vpnStatus)
     }
 
     @Sendable static func list(req: Request) async throws -> Response {
@@ -66,6 +67,15 @@ enum DevicesController {
         try await req.devices.recordAppOpened(
             deviceID, of: user, app: app,
             locale: req.context.locale.rawValue, on: UserCalendar.day(Date()))
+        return .noContent
+    }
+
+    /// The app reports its VPN up or down (Yona's `postVpnStatusEvent`).
+    @Sendable static func vpnStatus(req: Request) async throws -> HTTPStatus {
+        let user = try await req.unlockPathUser()
+        let deviceID = try req.uuidParameter("deviceID")
+        let body = try req.decodeStrict(VPNStatusRequest.self)
+        try await req.devices.recordVPNStatus(deviceID, of: user, connected: try body.connected())
         return .noContent
     }
 

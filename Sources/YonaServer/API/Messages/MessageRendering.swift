@@ -57,7 +57,7 @@ extension UserRendering {
                             self: links.user(sender.userID, requestingUserID: user.id, requestingDeviceID: nil),
                             topLevel: false) : nil)
             }
-        case .buddyConnectResponse, .buddyDeviceChange, .buddyInfoChange:
+        case .buddyConnectResponse, .buddyDeviceChange, .buddyInfoChange, .buddyVPNConnectionStatusChange:
             addBuddyLinks(user: true)
         case .systemMessage:
             break

@@ -24,6 +24,15 @@ enum MessageTexts {
             return dutch ? "Gebruikersaccount verwijderd" : "User account was deleted"
         case .buddyInfoChange:
             return payload.text ?? (dutch ? "De gebruiker heeft zijn persoonlijke gegevens aangepast" : "User changed personal info")
+        case .buddyVPNConnectionStatusChange:
+            let device = payload.deviceName ?? ""
+            if payload.vpnConnected == true {
+                return dutch
+                    ? "De gebruiker heeft de VPN verbonden op het apparaat met de naam '\(device)'" : "User connected VPN on device '\(device)'"
+            }
+            return dutch
+                ? "De gebruiker heeft de VPN verbinding verbroken op het apparaat met de naam '\(device)'"
+                : "User disconnected VPN on device '\(device)'"
         case .buddyDeviceChange:
             let old = payload.oldName ?? ""
             let new = payload.newName ?? ""

@@ -86,6 +86,23 @@ struct LenientInt: Decodable, Sendable, Equatable {
     }
 }
 
+/// A boolean as JSON `true`/`false` or, as Jackson takes it and Yona's test clients send it, the string
+/// `"true"`/`"false"`.
+struct LenientBool: Decodable, Sendable, Equatable {
+    let value: Bool
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let flag = try? container.decode(Bool.self) {
+            value = flag
+        } else if let text = try? container.decode(String.self), let flag = Bool(text.trimmingCharacters(in: .whitespaces).lowercased()) {
+            value = flag
+        } else {
+            throw YonaError(.invalidJSON)
+        }
+    }
+}
+
 /// A person's name or nickname: present (Yona's code per property when not), at most `PersonName.maxLength`
 /// characters and no control characters, so it cannot carry a message or a URL into the texts and mails that name
 /// the person (issue 13, attack 4).

@@ -121,7 +121,7 @@ struct OwnDeviceDTO: Encodable, Sendable {
     let registrationTime: String
     let appLastOpenedDate: String?
     let lastMonitoredActivityDate: String?
-    /// No VPN status events are taken yet (docs/compatibility.md): always false.
+    /// Whether the app last reported its VPN connected (`POST .../vpnStatus/`).
     let vpnConnected: Bool
     let requestingDevice: Bool
     let firebaseInstanceId: String?
@@ -153,7 +153,7 @@ struct BuddyUserDTO: Encodable, Sendable {
             case devices = "yona:devices"
         }
     }
-    /// A buddy's device: its name, and Yona's VPN flag (always false here).
+    /// A buddy's device: its name, and Yona's VPN flag.
     struct BuddyDeviceDTO: Encodable, Sendable {
         let name: String
         let vpnConnected: Bool

@@ -87,7 +87,7 @@ struct UserRendering {
                     links: HALLinks(self: links.asRequester(links.goals(buddy.userID), me), topLevel: false)),
                 devices: HALCollection(
                     rel: "yona:devices",
-                    items: (buddy.deviceNames ?? []).map { BuddyUserDTO.BuddyDeviceDTO(name: $0, vpnConnected: false) },
+                    items: buddyDevices(buddy, side: side),
                     links: HALLinks(self: links.asRequester(links.devices(buddy.userID), me), topLevel: false)))
         }
         return BuddyUserDTO(
@@ -96,6 +96,17 @@ struct UserRendering {
             _embedded: embedded,
             // Only `self`: Yona's buddy user carries no `yona:` links, so no curie either.
             _links: HALLinks(self: links.user(buddy.userID, requestingUserID: me, requestingDeviceID: nil), topLevel: false))
+    }
+
+    /// A sharing buddy's devices by the names the buddy announced, each with its VPN flag from the anonymized
+    /// side (false for a device whose anonymized row the announcement did not carry).
+    private func buddyDevices(_ buddy: PrivateBuddy, side: BuddySide?) -> [BuddyUserDTO.BuddyDeviceDTO] {
+        let names = buddy.deviceNames ?? []
+        let ids = buddy.deviceAnonymizedIDs ?? []
+        return names.enumerated().map { index, name in
+            let connected = index < ids.count && ids.count == names.count && (side?.vpnConnectedDevices.contains(ids[index]) ?? false)
+            return BuddyUserDTO.BuddyDeviceDTO(name: name, vpnConnected: connected)
+        }
     }
 
     func goal(_ goal: Goal, of user: UnlockedUser, topLevel: Bool) -> GoalDTO {
@@ -162,12 +173,13 @@ struct UserRendering {
         if isRequesting {
             halLinks.add("yona:postOpenAppEvent", path + "/openApp")
             halLinks.add("yona:appActivity", path + "/appActivity/")
+            halLinks.add("yona:postVpnStatusEvent", path + "/vpnStatus/")
         }
         return OwnDeviceDTO(
             name: device.device.name, operatingSystem: device.operatingSystem.rawValue,
             registrationTime: YonaDateFormat.timestamp(device.device.registrationTime),
             appLastOpenedDate: device.appLastOpenedDate, lastMonitoredActivityDate: device.lastMonitoredActivityDate,
-            vpnConnected: false,
+            vpnConnected: device.vpnConnected,
             requestingDevice: isRequesting,
             firebaseInstanceId: device.firebaseInstanceID,
             notificationsEnabled: device.notificationsEnabled,
@@ -186,6 +198,8 @@ struct BuddySide: Sendable {
     let appLastOpenedDate: String?
     /// The buddy's "last seen" (Yona's `lastMonitoredActivityDate` on the buddy).
     var lastMonitoredActivityDate: String? = nil
+    /// The buddy's devices (anonymized ids) whose VPN is up.
+    var vpnConnectedDevices: Set<UUID> = []
 }
 
 extension Request {
@@ -223,7 +237,8 @@ extension Request {
             guard let id = buddy.buddyUserAnonymizedID else { continue }
             sides[buddy.id] = BuddySide(
                 goals: goalsByUser[id] ?? [], history: (historyByUser[id] ?? []).map(\.item),
-                appLastOpenedDate: days[id]?.opened, lastMonitoredActivityDate: days[id]?.monitored)
+                appLastOpenedDate: days[id]?.opened, lastMonitoredActivityDate: days[id]?.monitored,
+                vpnConnectedDevices: days[id]?.vpnConnected ?? [])
         }
         return sides
     }

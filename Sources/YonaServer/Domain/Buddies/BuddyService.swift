@@ -57,7 +57,8 @@ struct BuddyService: Sendable {
                     MessagePayload(
                         kind: .buddyConnectRequest, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
                         status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
-                        buddyAnonymizedID: buddy.buddyAnonymizedID, deviceNames: user.privateData.devices.map(\.name)))
+                        buddyAnonymizedID: buddy.buddyAnonymizedID, deviceNames: user.privateData.devices.map(\.name),
+                        deviceAnonymizedIDs: user.privateData.devices.map(\.deviceAnonymizedID)))
                 return updated
             }
         } catch let error as any DatabaseError where error.isConstraintFailure && invitee != nil {
@@ -104,6 +105,7 @@ struct BuddyService: Sendable {
                     nickname: sender.nickname, mobileNumber: sender.mobileNumber, sendingStatus: .accepted,
                     receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
                     buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames,
+                    deviceAnonymizedIDs: request.deviceAnonymizedIDs,
                     creationTime: sender.creationTime)
                 try await BuddyAnonymized(
                     id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
@@ -126,7 +128,8 @@ struct BuddyService: Sendable {
                 MessagePayload(
                     kind: .buddyConnectResponse, messageID: 0, subjectUserAnonymizedID: me,
                     status: answered.status, text: text, sender: Self.sender(user), buddyID: requesterBuddyID,
-                    deviceNames: accept ? user.privateData.devices.map(\.name) : nil))
+                    deviceNames: accept ? user.privateData.devices.map(\.name) : nil,
+                    deviceAnonymizedIDs: accept ? user.privateData.devices.map(\.deviceAnonymizedID) : nil))
             return updated
         }
         await notices.send(to: [sender.userID])
@@ -263,6 +266,7 @@ struct BuddyService: Sendable {
                         data.buddies[index].creationTime = sender.creationTime
                     }
                     data.buddies[index].deviceNames = payload.deviceNames
+                    data.buddies[index].deviceAnonymizedIDs = payload.deviceAnonymizedIDs
                     data.buddies[index].lastStatusChangeTime = Date()
                 }
             }
@@ -273,6 +277,7 @@ struct BuddyService: Sendable {
             return try await users.modifyPrivateData(user, on: tx) { data in
                 guard let index = data.buddies.firstIndex(where: { $0.userID == sender.userID }) else { return }
                 data.buddies[index].deviceNames = payload.deviceNames
+                data.buddies[index].deviceAnonymizedIDs = payload.deviceAnonymizedIDs
             }
         case .buddyInfoChange:
             guard let sender = payload.sender, user.privateData.buddies.contains(where: { $0.userID == sender.userID }) else { return user }
@@ -364,7 +369,7 @@ struct BuddyService: Sendable {
     /// the buddy's key, so only the buddy's next call can update it. The message then moves to the anonymous
     /// inbox like any direct message (and is pushed then).
     static func announceDevices(
-        _ user: UnlockedUser, deviceNames: [String], on db: any Database,
+        _ user: UnlockedUser, on db: any Database,
         change: String, oldName: String?, newName: String?
     ) async throws {
         let now = Date()
@@ -373,7 +378,9 @@ struct BuddyService: Sendable {
                 to: buddy.userID, on: db, now: now,
                 MessagePayload(
                     kind: .buddyDeviceChange, messageID: 0, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                    sender: sender(user), change: change, oldName: oldName, newName: newName, deviceNames: deviceNames))
+                    sender: sender(user), change: change, oldName: oldName, newName: newName,
+                    deviceNames: user.privateData.devices.map(\.name),
+                    deviceAnonymizedIDs: user.privateData.devices.map(\.deviceAnonymizedID)))
         }
     }
 

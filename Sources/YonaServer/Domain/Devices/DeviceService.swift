@@ -102,6 +102,29 @@ struct DeviceService: Sendable {
         try await query.update()
     }
 
+    /// Records the VPN state the app reports for one of the user's devices. A change is announced to every buddy
+    /// the user shares with (Yona's `BuddyVpnConnectionStatusChangeMessage`, pushed content-free like every
+    /// message); the same state reported again changes and announces nothing. The flag flips in one conditional
+    /// UPDATE, so two racing reports of one change announce it once.
+    func recordVPNStatus(_ deviceID: UUID, of user: UnlockedUser, connected: Bool) async throws {
+        let current = try await device(deviceID, of: user)
+        try await db.transaction { tx in
+            let flipped = try await tx.sql.raw(
+                """
+                UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET vpn_connected = \(bind: connected)
+                WHERE id = \(bind: current.device.deviceAnonymizedID) AND vpn_connected <> \(bind: connected)
+                RETURNING id
+                """
+            ).first()
+            guard flipped != nil else { return }
+            try await BuddyService.announce(user, on: tx) { id in
+                MessagePayload(
+                    kind: .buddyVPNConnectionStatusChange, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
+                    deviceName: current.device.name, vpnConnected: connected)
+            }
+        }
+    }
+
     /// Yona: a device whose platform is still unknown and that reports app activity is an Android phone (only
     /// the Android app reports app activity).
     func markAndroidIfUnknown(_ device: OwnDevice) async throws {
@@ -115,7 +138,7 @@ struct DeviceService: Sendable {
     /// Tells accepted buddies about a change, with the device names as just stored (`user` is the updated user).
     private static func announce(_ user: UnlockedUser, change: String, oldName: String?, newName: String?, on tx: any Database) async throws {
         try await BuddyService.announceDevices(
-            user, deviceNames: user.privateData.devices.map(\.name), on: tx,
+            user, on: tx,
             change: change, oldName: oldName, newName: newName)
     }
 

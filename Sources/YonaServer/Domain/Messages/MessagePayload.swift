@@ -15,6 +15,7 @@ struct MessagePayload: Codable, Sendable, Equatable {
         case buddyInfoChange = "BuddyInfoChangeMessage"
         case systemMessage = "SystemMessage"
         case activityComment = "ActivityCommentMessage"
+        case buddyVPNConnectionStatusChange = "BuddyVpnConnectionStatusChangeMessage"
     }
 
     var kind: Kind
@@ -49,6 +50,12 @@ struct MessagePayload: Codable, Sendable, Equatable {
     var translations: [String: String]? = nil
     /// Buddy requests, responses and device changes: the sender's device names, all of them, as of sending.
     var deviceNames: [String]? = nil
+    /// Alongside `deviceNames`, in the same order: each device's anonymized row, where the buddy view reads the
+    /// VPN flag (nil in messages sent before the flag was shown).
+    var deviceAnonymizedIDs: [UUID]? = nil
+    /// A VPN status change: the device (its name as of sending) and the new state.
+    var deviceName: String? = nil
+    var vpnConnected: Bool? = nil
     /// Comments: whose day or week it is, which (`day:…`, `week:…`), and the thread in this inbox.
     var activityOwnerAnonymizedID: UUID? = nil
     var interval: String? = nil

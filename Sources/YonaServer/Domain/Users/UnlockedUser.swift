@@ -28,4 +28,6 @@ struct OwnDevice: Sendable {
     let lastMonitoredActivityDate: String?
     let firebaseInstanceID: String?
     let notificationsEnabled: Bool
+    /// Whether the app last reported its VPN connected.
+    let vpnConnected: Bool
 }

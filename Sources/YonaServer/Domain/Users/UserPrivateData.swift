@@ -86,6 +86,8 @@ struct PrivateBuddy: Codable, Sendable, Equatable {
     var buddyUserAnonymizedID: UUID?
     /// The buddy's device names as the buddy last announced them (nil until the first announcement).
     var deviceNames: [String]? = nil
+    /// The anonymized rows of those devices, in the same order (nil until an announcement carried them).
+    var deviceAnonymizedIDs: [UUID]? = nil
     /// When the buddy's account was created, as the buddy told it (nil until the buddy accepted).
     var creationTime: Date? = nil
 }

@@ -270,17 +270,26 @@ struct UserService: Sendable {
     }
 
     /// Per anonymized user, the latest day any of its devices opened the app and the latest day of monitored activity.
-    func lastDays(ofAnonymizedUsers ids: [UUID]) async throws -> [UUID: (opened: String?, monitored: String?)] {
+    func lastDays(ofAnonymizedUsers ids: [UUID]) async throws -> [UUID: DeviceFacts] {
         guard !ids.isEmpty else { return [:] }
-        var days: [UUID: (opened: String?, monitored: String?)] = [:]
+        var days: [UUID: DeviceFacts] = [:]
         for device in try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id ~~ ids).all() {
             let owner = device.$userAnonymized.id
-            var entry = days[owner] ?? (nil, nil)
+            var entry = days[owner] ?? DeviceFacts()
             if let day = device.appLastOpenedDate { entry.opened = max(entry.opened ?? day, day) }
             if let day = device.lastMonitoredActivityDate { entry.monitored = max(entry.monitored ?? day, day) }
+            if device.vpnConnected, let id = device.id { entry.vpnConnected.insert(id) }
             days[owner] = entry
         }
         return days
+    }
+
+    /// What the anonymized side shows of one user's devices together: the latest day an app was opened and
+    /// activity was seen, and which devices have their VPN up.
+    struct DeviceFacts: Sendable {
+        var opened: String?
+        var monitored: String?
+        var vpnConnected: Set<UUID> = []
     }
 
     /// The user's devices joined with what the anonymized side holds for them.
@@ -295,7 +304,7 @@ struct UserService: Sendable {
                 operatingSystem: OperatingSystem(rawValue: row.operatingSystem) ?? .unknown,
                 appLastOpenedDate: row.appLastOpenedDate, lastMonitoredActivityDate: row.lastMonitoredActivityDate,
                 firebaseInstanceID: row.firebaseInstanceID,
-                notificationsEnabled: row.notificationsEnabled)
+                notificationsEnabled: row.notificationsEnabled, vpnConnected: row.vpnConnected)
         }
     }
 

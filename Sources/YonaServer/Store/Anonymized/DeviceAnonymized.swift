@@ -19,6 +19,8 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
     /// The day of the latest activity reported for the device (Yona's `lastMonitoredActivityDate`).
     @OptionalField(key: "last_monitored_activity_date") var lastMonitoredActivityDate: String?
     @OptionalField(key: "locale") var locale: String?
+    /// Whether the app last reported its VPN connected (Yona's `vpnConnected`).
+    @Field(key: "vpn_connected") var vpnConnected: Bool
     /// The device's own switch (an extension of the Yona format): no pushes while false.
     @Field(key: "notifications_enabled") var notificationsEnabled: Bool
     /// When the app last sent its Instance ID; tokens not refreshed for long are pruned.
@@ -41,6 +43,7 @@ final class DeviceAnonymized: Model, @unchecked Sendable {
         self.appVersionCode = appVersionCode
         self.firebaseInstanceID = firebaseInstanceID
         self.notificationsEnabled = true
+        self.vpnConnected = false
         self.firebaseInstanceIDUpdatedAt = firebaseInstanceID == nil ? nil : Date()
     }
 }

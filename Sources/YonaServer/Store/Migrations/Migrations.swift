@@ -38,5 +38,6 @@ enum YonaMigrations {
         CreateTextOutbox(),
         AddPinResetToUsers(),
         AddLastMonitoredActivityDate(),
+        AddVPNConnectedToDevicesAnonymized(),
     ]
 }
