@@ -25,9 +25,14 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "YonaCrypto",
-            dependencies: ["CSodium"]
+            dependencies: ["CSodium", "CLibCrypto"]
         ),
         .target(
             name: "YonaServer",

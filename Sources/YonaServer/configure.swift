@@ -53,7 +53,8 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         emailTransport: emailTransport,
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
-        metrics: metrics)
+        metrics: metrics,
+        vpnResources: try VPNResources.load(config.vpn, logger: app.logger))
 
     app.middleware = Middlewares()
     app.middleware.use(RequestContextMiddleware())
@@ -109,6 +110,8 @@ struct YonaServices: Sendable {
     let argon2: Argon2Pool
     let pushProvider: any PushProvider
     let metrics: YonaMetrics
+    /// The OpenVPN profile, the SSL root certificate and the Apple configuration profile the apps download.
+    let vpnResources: VPNResources
 }
 
 private struct YonaServicesKey: StorageKey {
@@ -225,6 +228,8 @@ extension Request {
     }
 
     var rendering: UserRendering {
-        UserRendering(links: LinkBuilder(request: self, publicBaseURL: application.yona.config.publicBaseURL), locale: context.locale)
+        UserRendering(
+            links: LinkBuilder(request: self, publicBaseURL: application.yona.config.publicBaseURL), locale: context.locale,
+            sslRootCertCN: application.yona.vpnResources.sslRootCertificateCommonName)
     }
 }

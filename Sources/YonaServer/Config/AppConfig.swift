@@ -51,6 +51,8 @@ public struct AppConfig: Sendable {
     /// The oldest app versions served (none by default).
     var minimumAppVersions = AppVersionPolicy()
     var effectivePinResetDelay: TimeInterval { pinResetDelay ?? (testServer ? 10 : 86_400) }
+    /// The VPN files the apps download (operations.md "VPN files").
+    var vpn = VPNResourceSettings()
     /// Where texts go: the `log` (records that a text went out, sends nothing) or an HTTP gateway.
     public var sms: SMSSettings = .log
 
@@ -242,6 +244,7 @@ public struct AppConfig: Sendable {
         if let raw = env["YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"] {
             config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))
         }
+        try config.vpn.read(env)
         // Invitation links carry a temporary password and leave by SMS: built from the request's Host header they
         // could point anywhere a caller likes (issue 13, attack 5).
         if config.sms != .log, config.publicBaseURL == nil {

@@ -76,6 +76,11 @@ final class TestServer: APIDriving {
         config.push.pollInterval = 0.1
         // Warnings and errors only, so a failure stands out in the run's output; YONA_TEST_LOG_LEVEL=info shows more.
         config.logLevel = ProcessInfo.processInfo.environment["YONA_TEST_LOG_LEVEL"] ?? "warning"
+        // The embedded default's VPN files, wherever the tests run from.
+        let resources = JSONSchema.projectRoot.appendingPathComponent("resources")
+        config.vpn.ovpnProfile = .init(path: resources.appendingPathComponent("profile.ovpn").path, given: true)
+        config.vpn.sslRootCertificate = .init(path: resources.appendingPathComponent("rootcert.cer").path, given: true)
+        config.vpn.mobileConfigTemplate = .init(path: resources.appendingPathComponent("apple.mobileconfig.xml").path, given: true)
         let location: String
         let dropDatabase: @Sendable () async -> Void
         switch database {
@@ -210,9 +215,17 @@ enum PostgresAdmin {
         try tool("pg_dump", ["--no-owner", url])
     }
 
+    static func tool(_ name: String, _ arguments: [String]) throws -> Data {
+        try ExternalTool.run(name, arguments)
+    }
+}
+
+/// The command-line tools tests drive (psql, pg_dump, openssl), found on the PATH.
+enum ExternalTool {
     private static let spawnLock = NSLock()
 
-    static func tool(_ name: String, _ arguments: [String]) throws -> Data {
+    /// Runs the tool to its end and returns what it printed; a non-zero exit throws with what it printed on stderr.
+    static func run(_ name: String, _ arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [name] + arguments

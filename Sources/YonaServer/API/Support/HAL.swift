@@ -116,6 +116,7 @@ struct LinkBuilder: Sendable {
     func userPhoto(_ userID: UUID) -> String { "\(user(userID))/photo" }
     func pinResetRequest(_ userID: UUID) -> String { "\(user(userID))/pinResetRequest/request" }
     func ovpnProfile() -> String { "\(base)/vpn/profile.ovpn" }
+    func sslRootCertificate() -> String { "\(base)/ssl/rootcert.cer" }
 
     func confirmMobileNumber(_ userID: UUID) -> String { "\(user(userID))/confirmMobileNumber" }
     func resendConfirmationCode(_ userID: UUID) -> String { "\(user(userID))/resendMobileNumberConfirmationCode" }

@@ -124,6 +124,8 @@ struct OwnDeviceDTO: Encodable, Sendable {
     /// Whether the app last reported its VPN connected (`POST .../vpnStatus/`).
     let vpnConnected: Bool
     let requestingDevice: Bool
+    /// On the requesting device only: the issuer name of the root certificate at `yona:sslRootCert`.
+    let sslRootCertCN: String?
     let firebaseInstanceId: String?
     let notificationsEnabled: Bool
     let vpnProfile: VPNProfile

@@ -6,6 +6,8 @@ struct UserRendering {
     let links: LinkBuilder
     /// The request's locale, for texts stored in several languages (system announcements).
     var locale: YonaLocale = .fallback
+    /// The SSL root certificate's issuer name, shown on the requesting device when a certificate is configured.
+    var sslRootCertCN: String? = nil
 
     /// `requestingDeviceID` is the device the app says it runs on, or the default device when it says none.
     func ownUser(
@@ -174,6 +176,8 @@ struct UserRendering {
             halLinks.add("yona:postOpenAppEvent", path + "/openApp")
             halLinks.add("yona:appActivity", path + "/appActivity/")
             halLinks.add("yona:postVpnStatusEvent", path + "/vpnStatus/")
+            halLinks.add("yona:sslRootCert", links.sslRootCertificate())
+            halLinks.add("yona:appleMobileConfig", path + "/apple.mobileconfig")
         }
         return OwnDeviceDTO(
             name: device.device.name, operatingSystem: device.operatingSystem.rawValue,
@@ -181,10 +185,11 @@ struct UserRendering {
             appLastOpenedDate: device.appLastOpenedDate, lastMonitoredActivityDate: device.lastMonitoredActivityDate,
             vpnConnected: device.vpnConnected,
             requestingDevice: isRequesting,
+            sslRootCertCN: isRequesting ? sslRootCertCN : nil,
             firebaseInstanceId: device.firebaseInstanceID,
             notificationsEnabled: device.notificationsEnabled,
             vpnProfile: .init(
-                vpnLoginID: "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(device.deviceIndex)",
+                vpnLoginID: VPNLogin.id(of: user, deviceIndex: device.deviceIndex),
                 vpnPassword: device.device.vpnPassword ?? "",
                 _links: .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
             _links: halLinks)
