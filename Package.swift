@@ -25,6 +25,11 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // No pkgConfig: gd.h needs only /usr/include, and gdlib.pc's cflags carry a define SwiftPM refuses with a warning.
+        .systemLibrary(
+            name: "CGD",
+            providers: [.apt(["libgd-dev"])]
+        ),
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
@@ -38,6 +43,7 @@ let package = Package(
             name: "YonaServer",
             dependencies: [
                 "YonaCrypto",
+                "CGD",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),

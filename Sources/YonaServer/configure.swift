@@ -60,6 +60,7 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
     app.middleware.use(RequestContextMiddleware())
     app.middleware.use(AccessLogMiddleware())
     app.middleware.use(ErrorMappingMiddleware())
+    app.middleware.use(HALContentNegotiation())
     app.middleware.use(ListenerGate())
     app.middleware.use(AppVersionHeaderMiddleware())
 
@@ -165,6 +166,21 @@ extension Request {
     }
 
     var devices: DeviceService { DeviceService(db: db, users: users) }
+
+    var photos: UserPhotoService { UserPhotoService(db: db, users: users) }
+
+    /// Photo uploads count per client (a minute) and per account (a day): each one stores up to 128 KB for the
+    /// retention period.
+    func limitPhotoUploads(from account: UUID) async throws {
+        try await limitAttempts(
+            number: nil,
+            extra: [
+                (
+                    RateLimiter.Limit(name: "photo-uploads", max: application.yona.config.photoUploadsPerAccountPerDay, window: 86_400),
+                    account.uuidString
+                )
+            ])
+    }
 
     var goals: GoalService { GoalService(db: db) }
 

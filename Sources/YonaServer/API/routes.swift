@@ -26,6 +26,7 @@ func routes(_ app: Application) {
         ActivityReportsController.register(app)
         BuddiesController.register(app)
         VPNResourcesController.register(app)
+        UserPhotoController.register(app)
         // The app itself asks for a lost-phone overwrite (Yona's apps call it on the app API's address).
         UserOverwriteController.register(app)
         if app.yona.config.testServer {

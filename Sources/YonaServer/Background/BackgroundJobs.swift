@@ -43,6 +43,10 @@ extension Application {
                 _ = try await dispatcher.pruneStaleTokens()
                 return false
             },
+            job("purge-retired-photos", every: .seconds(3600)) {
+                try await UserPhotoService.purgeExpired(on: app.db)
+                return false
+            },
             job("purge-idempotency-keys", every: .seconds(3600)) {
                 try await AnalysisService.purgeIdempotencyKeys(on: app.db)
                 return false

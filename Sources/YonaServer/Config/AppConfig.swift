@@ -32,6 +32,8 @@ public struct AppConfig: Sendable {
     public var rateLimitPerNumberPerHour: Int
     /// Buddy requests one account may send a day (each may text a number): the invitation is no open relay.
     public var buddyRequestsPerAccountPerDay: Int = 20
+    /// Profile photos one account may upload a day (each is kept for the retention period even once replaced).
+    public var photoUploadsPerAccountPerDay: Int = 20
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
     /// Seals each user's anonymized id for the lost-phone overwrite; generated and kept in the data directory when unset.
@@ -186,6 +188,9 @@ public struct AppConfig: Sendable {
         }
         if let raw = env["YONA_BUDDY_REQUESTS_PER_ACCOUNT_PER_DAY"] {
             config.buddyRequestsPerAccountPerDay = try positive(raw, "YONA_BUDDY_REQUESTS_PER_ACCOUNT_PER_DAY")
+        }
+        if let raw = env["YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY"] {
+            config.photoUploadsPerAccountPerDay = try positive(raw, "YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY")
         }
         if let raw = env["YONA_PUSH_LEASE_SECONDS"] { config.push.leaseSeconds = TimeInterval(try positive(raw, "YONA_PUSH_LEASE_SECONDS")) }
         if let raw = env["YONA_PUSH_BACKOFF_SECONDS"] { config.push.backoffSeconds = TimeInterval(try positive(raw, "YONA_PUSH_BACKOFF_SECONDS")) }

@@ -56,6 +56,8 @@ enum ErrorCode: String, Sendable, CaseIterable {
     case deviceRequestExpired = "error.device.request.expired"
     case deviceRequestInvalidPassword = "error.device.request.invalid.password"
     case deviceNotFound = "error.device.not.found.id"
+    case userPhotoNotFound = "error.user.photo.not.found.id"
+    case invalidPhotoFileType = "error.user.photo.invalid.file.type"
     case unknownOperatingSystem = "error.device.unknown.operating.system"
     case invalidVersionCode = "error.device.invalid.version.code"
     case appVersionNotSupported = "error.device.app.version.not.supported"

@@ -74,6 +74,12 @@ extension UserRendering {
             if let replied = payload.repliedMessageID { halLinks.add("yona:repliedMessage", links.message(user.id, replied)) }
             if let details = commentDetails(payload, of: user) { halLinks.add(details.rel, details.href) }
         }
+        // The sender's photo as Yona shows it: the user's own, a buddy's as last announced, else the one the message
+        // was sent with (a request before the relation, a buddy since gone).
+        let photo: UUID? =
+            payload.kind == .systemMessage
+            ? nil : aboutMe ? user.privateData.photoID : buddy.map { $0.photoID } ?? payload.sender?.photoID
+        if let photo { halLinks.add("yona:userPhoto", links.userPhoto(photo)) }
         halLinks.add(
             message.record.isRead ? "yona:markUnread" : "yona:markRead",
             "\(href)/\(message.record.isRead ? "markUnread" : "markRead")")

@@ -82,7 +82,8 @@ struct ErrorMappingMiddleware: AsyncMiddleware {
 extension ErrorCode {
     var status: HTTPResponseStatus {
         switch self {
-        case .deviceNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty: .notFound
+        case .deviceNotFound, .userPhotoNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty:
+            .notFound
         case .unauthorized: .unauthorized
         case .unknownPath: .notFound
         case .methodNotAllowed: .methodNotAllowed

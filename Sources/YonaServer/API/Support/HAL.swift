@@ -22,6 +22,13 @@ struct HALLinks: Encodable, Sendable {
         topLevel = false
     }
 
+    /// Links of a top-level document that has no `self` of its own (Yona's photo upload answer): the curie only.
+    static func withoutSelf() -> HALLinks { HALLinks(topLevel: true) }
+
+    private init(topLevel: Bool) {
+        self.topLevel = topLevel
+    }
+
     mutating func add(_ rel: String, _ href: String) {
         links.append((rel, HALLink(href: href)))
     }
@@ -113,7 +120,9 @@ struct LinkBuilder: Sendable {
     func dailyActivityReports(_ userID: UUID) -> String { "\(user(userID))/activity/days/" }
     func weeklyActivityReports(_ userID: UUID) -> String { "\(user(userID))/activity/weeks/" }
     func dailyActivityReportsWithBuddies(_ userID: UUID) -> String { "\(user(userID))/activity/withBuddies/days/" }
-    func userPhoto(_ userID: UUID) -> String { "\(user(userID))/photo" }
+    func editUserPhoto(_ userID: UUID) -> String { "\(user(userID))/photo" }
+    /// Where anyone holding it downloads a photo (no password: the id is the key).
+    func userPhoto(_ photoID: UUID) -> String { "\(base)/userPhotos/\(photoID.uuidString.lowercased())" }
     func pinResetRequest(_ userID: UUID) -> String { "\(user(userID))/pinResetRequest/request" }
     func ovpnProfile() -> String { "\(base)/vpn/profile.ovpn" }
     func sslRootCertificate() -> String { "\(base)/ssl/rootcert.cer" }
@@ -158,5 +167,27 @@ extension Response {
         response.headers.replaceOrAdd(name: .contentType, value: "application/hal+json")
         response.body = .init(data: try halEncoder.encode(value))
         return response
+    }
+}
+
+/// HAL documents are `application/hal+json` (api.md), but a client that asks for `application/json` and not for
+/// HAL gets them labelled so, as Yona served them (its test client and the apps send `Accept: application/json`).
+/// The body is the same either way.
+struct HALContentNegotiation: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let response = try await next.respond(to: request)
+        guard response.headers.first(name: .contentType) == "application/hal+json", Self.wantsPlainJSON(request.headers[.accept]) else {
+            return response
+        }
+        response.headers.replaceOrAdd(name: .contentType, value: "application/json")
+        return response
+    }
+
+    /// Whether the Accept header names `application/json` and not `application/hal+json`.
+    static func wantsPlainJSON(_ accept: [String]) -> Bool {
+        let types = accept.flatMap { $0.split(separator: ",") }.map {
+            $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        }
+        return types.contains("application/json") && !types.contains("application/hal+json")
     }
 }

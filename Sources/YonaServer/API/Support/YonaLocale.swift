@@ -108,6 +108,12 @@ extension ErrorCode {
         case .deviceRequestExpired: ("The new-device request has expired.", "Het verzoek voor een nieuw apparaat is verlopen.")
         case .deviceRequestInvalidPassword: ("The new-device password is not correct.", "Het wachtwoord voor het nieuwe apparaat is niet juist.")
         case .deviceNotFound: ("The device does not exist.", "Het apparaat bestaat niet.")
+        case .userPhotoNotFound: ("The photo does not exist.", "De foto bestaat niet.")
+        case .invalidPhotoFileType:
+            (
+                "The photo must be a PNG, JPEG, GIF or BMP image of at most 2048 by 2048 pixels.",
+                "De foto moet een PNG-, JPEG-, GIF- of BMP-afbeelding van hoogstens 2048 bij 2048 pixels zijn."
+            )
         case .unknownOperatingSystem: ("The operating system must be ANDROID or IOS.", "Het besturingssysteem moet ANDROID of IOS zijn.")
         case .buddyOnlyTwoWay: ("Only two-way buddy relations are allowed.", "Alleen wederzijdse buddyrelaties zijn toegestaan.")
         case .buddyCannotInviteSelf: ("You cannot invite yourself as a buddy.", "Je kunt jezelf niet als buddy uitnodigen.")

@@ -25,7 +25,8 @@ struct UserRendering {
                 "yona:dailyActivityReportsWithBuddies",
                 links.withRequestingDevice(links.dailyActivityReportsWithBuddies(user.id), requestingDeviceID))
             halLinks.add("yona:newDeviceRequest", links.newDeviceRequest(user.mobileNumber))
-            halLinks.add("yona:editUserPhoto", links.userPhoto(user.id))
+            halLinks.add("yona:editUserPhoto", links.editUserPhoto(user.id))
+            if let photo = user.privateData.photoID { halLinks.add("yona:userPhoto", links.userPhoto(photo)) }
             // As Yona: request a reset, nothing while its code is on the way, then verify, resend or clear.
             switch PinResetService.state(of: user) {
             case .none: halLinks.add("yona:requestPinReset", links.pinResetRequest(user.id))
@@ -92,12 +93,13 @@ struct UserRendering {
                     items: buddyDevices(buddy, side: side),
                     links: HALLinks(self: links.asRequester(links.devices(buddy.userID), me), topLevel: false)))
         }
+        // `self`, and the photo the buddy last announced (Yona's `yona:userPhoto`); no curie, as Yona's.
+        var halLinks = HALLinks(self: links.user(buddy.userID, requestingUserID: me, requestingDeviceID: nil), topLevel: false)
+        if let photo = buddy.photoID { halLinks.add("yona:userPhoto", links.userPhoto(photo)) }
         return BuddyUserDTO(
             firstName: buddy.firstName, lastName: buddy.lastName, nickname: buddy.nickname, mobileNumber: buddy.mobileNumber,
             creationTime: buddy.creationTime.map(YonaDateFormat.timestamp), appLastOpenedDate: side?.appLastOpenedDate,
-            _embedded: embedded,
-            // Only `self`: Yona's buddy user carries no `yona:` links, so no curie either.
-            _links: HALLinks(self: links.user(buddy.userID, requestingUserID: me, requestingDeviceID: nil), topLevel: false))
+            _embedded: embedded, _links: halLinks)
     }
 
     /// A sharing buddy's devices by the names the buddy announced, each with its VPN flag from the anonymized

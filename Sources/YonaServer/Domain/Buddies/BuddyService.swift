@@ -106,7 +106,7 @@ struct BuddyService: Sendable {
                     receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
                     buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames,
                     deviceAnonymizedIDs: request.deviceAnonymizedIDs,
-                    creationTime: sender.creationTime)
+                    creationTime: sender.creationTime, photoID: sender.photoID)
                 try await BuddyAnonymized(
                     id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
                     sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue
@@ -400,6 +400,6 @@ struct BuddyService: Sendable {
         MessagePayload.Sender(
             userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
             nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
-            creationTime: user.privateData.creationTime)
+            creationTime: user.privateData.creationTime, photoID: user.privateData.photoID)
     }
 }

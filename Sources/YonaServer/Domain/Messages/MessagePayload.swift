@@ -90,5 +90,7 @@ struct MessagePayload: Codable, Sendable, Equatable {
         var mobileNumber: String
         /// When the sender's account was created (Yona shows it on the buddy's user); nil in messages sent before.
         var creationTime: Date? = nil
+        /// The sender's profile photo when the message was sent (Yona's `senderUserPhotoId`).
+        var photoID: UUID? = nil
     }
 }

@@ -19,6 +19,8 @@ struct UserPrivateData: Codable, Sendable {
     /// A pending pin reset (Yona's pin-reset request): when its code may be used, until when, and whether it was
     /// verified. Kept here, encrypted, so no identity-side column carries its times.
     var pinReset: PinReset? = nil
+    /// The id of the user's profile photo (`/userPhotos/{id}`), the only key to it (`UserPhotoService`).
+    var photoID: UUID? = nil
 
     struct PinReset: Codable, Sendable, Equatable {
         var availableFrom: Date
@@ -28,7 +30,7 @@ struct UserPrivateData: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case firstName, lastName, nickname, creationTime, userAnonymizedID, devices, namedInboxSecretKey, anonymousInboxSecretKey, buddies
-        case pinReset
+        case pinReset, photoID
     }
 
     init(
@@ -59,6 +61,7 @@ struct UserPrivateData: Codable, Sendable {
         anonymousInboxSecretKey = try c.decodeIfPresent(Data.self, forKey: .anonymousInboxSecretKey)
         buddies = try c.decodeIfPresent([PrivateBuddy].self, forKey: .buddies) ?? []
         pinReset = try c.decodeIfPresent(PinReset.self, forKey: .pinReset)
+        photoID = try c.decodeIfPresent(UUID.self, forKey: .photoID)
     }
 }
 
@@ -90,14 +93,17 @@ struct PrivateBuddy: Codable, Sendable, Equatable {
     var deviceAnonymizedIDs: [UUID]? = nil
     /// When the buddy's account was created, as the buddy told it (nil until the buddy accepted).
     var creationTime: Date? = nil
+    /// The buddy's profile photo as the buddy last announced it.
+    var photoID: UUID? = nil
 }
 
 extension PrivateBuddy {
-    /// The buddy's own names, as the buddy sent them (an acceptance, a change of personal info).
+    /// The buddy's own names and photo, as the buddy sent them (an acceptance, a change of personal info).
     mutating func takeNames(from sender: MessagePayload.Sender) {
         firstName = sender.firstName
         lastName = sender.lastName
         nickname = sender.nickname
+        photoID = sender.photoID
     }
 }
 

@@ -245,6 +245,7 @@ struct UserService: Sendable {
     func delete(_ user: UnlockedUser, text: String? = nil) async throws {
         try await db.transaction { tx in
             try await BuddyService(db: tx, users: self).disconnectAll(of: user, text: text, on: tx)
+            if let photo = user.privateData.photoID { try await UserPhotoService.retire(photo, on: tx) }
             try await Self.deleteAnonymizedPart(user.privateData.userAnonymizedID, on: tx)
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }

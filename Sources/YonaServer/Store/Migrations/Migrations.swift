@@ -39,5 +39,6 @@ enum YonaMigrations {
         AddPinResetToUsers(),
         AddLastMonitoredActivityDate(),
         AddVPNConnectedToDevicesAnonymized(),
+        CreateUserPhotos(),
     ]
 }
