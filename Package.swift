@@ -31,6 +31,10 @@ let package = Package(
             providers: [.apt(["libgd-dev"])]
         ),
         .systemLibrary(
+            name: "CLDAP",
+            providers: [.apt(["libldap-dev"])]
+        ),
+        .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
@@ -44,6 +48,7 @@ let package = Package(
             dependencies: [
                 "YonaCrypto",
                 "CGD",
+                "CLDAP",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),

@@ -113,6 +113,9 @@ struct YonaServices: Sendable {
     let metrics: YonaMetrics
     /// The OpenVPN profile, the SSL root certificate and the Apple configuration profile the apps download.
     let vpnResources: VPNResources
+
+    /// Where device changes queue their VPN accounts; nil without a directory.
+    var vpnAccounts: VPNAccountQueue? { config.vpnAccounts == nil ? nil : VPNAccountQueue(key: recovery.vpnOutboxKey) }
 }
 
 private struct YonaServicesKey: StorageKey {
@@ -151,6 +154,12 @@ extension Application {
 
     func sms(on db: any Database) -> any SMSSender { QueuedSMSSender(outbox: textOutbox(on: db)) }
 
+    /// The directory side of the VPN account outbox; nil without a directory.
+    var vpnAccountOutbox: VPNAccountOutbox? {
+        guard let directory = yona.config.vpnAccounts else { return nil }
+        return VPNAccountOutbox(db: db, key: yona.recovery.vpnOutboxKey, directory: directory, threadPool: threadPool, logger: logger)
+    }
+
     var pushDispatcher: PushDispatcher {
         var settings = yona.config.push
         settings.recordDeliveries = yona.config.testServer
@@ -162,7 +171,9 @@ extension Application {
 
 extension Request {
     var users: UserService {
-        UserService(db: db, sms: application.sms(on: db), recovery: application.yona.recovery, testServer: application.yona.config.testServer)
+        UserService(
+            db: db, sms: application.sms(on: db), recovery: application.yona.recovery, testServer: application.yona.config.testServer,
+            vpnAccounts: application.yona.vpnAccounts)
     }
 
     var devices: DeviceService { DeviceService(db: db, users: users) }

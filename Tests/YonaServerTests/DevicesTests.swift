@@ -57,9 +57,9 @@ import Testing
             #expect(opened.status == 204, "\(opened.text)")
             let (_, after) = try await Self.firstDevice(server, user)
             #expect(after["operatingSystem"] as? String == "IOS")
-            #expect(after["appLastOpenedDate"] as? String == YonaDateFormat.day(Date()))
+            #expect(after["appLastOpenedDate"] as? String == UserCalendar.day(Date()))
             let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
-            #expect(profile.json["appLastOpenedDate"] as? String == YonaDateFormat.day(Date()))
+            #expect(profile.json["appLastOpenedDate"] as? String == UserCalendar.day(Date()))
             let switched = try await server.request(
                 .POST, openApp, headers: user.passwordHeader,
                 json: ["operatingSystem": "ANDROID", "appVersion": "1.4", "appVersionCode": 12])

@@ -1,7 +1,7 @@
 # Shared by scripts/run, scripts/test and scripts/bench. Source it; it defines functions only.
 
 # The Debian packages the server builds against (operations.md).
-YONA_DEBIAN_PACKAGES=(libsodium-dev libpq-dev libcurl4-openssl-dev libssl-dev libgd-dev pkg-config)
+YONA_DEBIAN_PACKAGES=(libsodium-dev libpq-dev libcurl4-openssl-dev libssl-dev libgd-dev libldap-dev pkg-config)
 
 # Installs whichever of the given Debian packages are missing (apt-get update first, as Debian wants).
 yona_install_packages() {

@@ -20,7 +20,7 @@ extension Application {
         }
         // The purges run at start and then every interval; the two queues run whenever they find work.
         let newDeviceRequestPurge = Int64(min(600, max(1, yona.config.newDeviceRequestLifetime / 4)))
-        return [
+        var jobs = [
             job("push-outbox", every: poll) { try await dispatcher.drainOnce() > 0 },
             // Announcements become messages and pushes in batches of their own transaction, so a large broadcast
             // neither holds one giant transaction nor holds up the pushes already queued.
@@ -56,6 +56,11 @@ extension Application {
                 return false
             },
         ]
+        // VPN accounts reach the directory in order; while it is down, the job backs off and the changes wait.
+        if let outbox = vpnAccountOutbox {
+            jobs.append(job("vpn-account-outbox", every: .seconds(1)) { try await outbox.drainOnce() > 0 })
+        }
+        return jobs
     }
 
     /// The new-device-request service outside a request (the purge needs no SMS and no test-server features).

@@ -55,6 +55,8 @@ public struct AppConfig: Sendable {
     var effectivePinResetDelay: TimeInterval { pinResetDelay ?? (testServer ? 10 : 86_400) }
     /// The VPN files the apps download (operations.md "VPN files").
     var vpn = VPNResourceSettings()
+    /// Where devices' VPN accounts are provisioned: nowhere (the embedded default) or an LDAP directory.
+    var vpnAccounts: LDAPSettings? = nil
     /// Where texts go: the `log` (records that a text went out, sends nothing) or an HTTP gateway.
     public var sms: SMSSettings = .log
 
@@ -250,6 +252,27 @@ public struct AppConfig: Sendable {
             config.newDeviceRequestLifetime = TimeInterval(try positive(raw, "YONA_NEW_DEVICE_REQUEST_LIFETIME_SECONDS"))
         }
         try config.vpn.read(env)
+        switch env["YONA_VPN_ACCOUNTS"] ?? "none" {
+        case "none": config.vpnAccounts = nil
+        case "ldap":
+            func required(_ variable: String) throws(Invalid) -> String {
+                guard let value = env[variable], !value.isEmpty else {
+                    throw Invalid(variable: variable, problem: "must be set when YONA_VPN_ACCOUNTS is 'ldap'")
+                }
+                return value
+            }
+            let url = try required("YONA_LDAP_URL")
+            guard url.hasPrefix("ldap://") || url.hasPrefix("ldaps://") || url.hasPrefix("ldapi://") else {
+                throw Invalid(variable: "YONA_LDAP_URL", problem: "must be an ldap://, ldaps:// or ldapi:// URL")
+            }
+            var settings = LDAPSettings(
+                url: url, baseDN: try required("YONA_LDAP_BASE_DN"), bindDN: try required("YONA_LDAP_BIND_DN"),
+                bindPassword: try required("YONA_LDAP_BIND_PASSWORD"))
+            if let ou = env["YONA_LDAP_ACCOUNTS_OU"], !ou.isEmpty { settings.accountsOU = ou }
+            config.vpnAccounts = settings
+        default:
+            throw Invalid(variable: "YONA_VPN_ACCOUNTS", problem: "must be 'none' or 'ldap'")
+        }
         // Invitation links carry a temporary password and leave by SMS: built from the request's Host header they
         // could point anywhere a caller likes (issue 13, attack 5).
         if config.sms != .log, config.publicBaseURL == nil {

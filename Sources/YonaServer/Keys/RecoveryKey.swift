@@ -14,12 +14,15 @@ struct RecoveryKey: Sendable {
     let rateLimitKey: [UInt8]
     /// Seals what waits in the text outbox (numbers, codes, links), so a dump holds none of it.
     let outboxKey: SymmetricKey
+    /// Seals what waits in the VPN account outbox (logins, password hashes).
+    let vpnOutboxKey: SymmetricKey
 
     init(secret: [UInt8]) throws {
         escrowKey = try KeyedHash.deriveKey(fromSecret: secret, context: Array("yona/recovery/escrow/v1".utf8))
         codeHashKey = KeyedHash.hash(Array("yona/recovery/overwrite-code/v1".utf8), key: secret)
         rateLimitKey = KeyedHash.hash(Array("yona/recovery/rate-limit/v1".utf8), key: secret)
         outboxKey = try KeyedHash.deriveKey(fromSecret: secret, context: Array("yona/recovery/text-outbox/v1".utf8))
+        vpnOutboxKey = try KeyedHash.deriveKey(fromSecret: secret, context: Array("yona/recovery/vpn-account-outbox/v1".utf8))
     }
 
     /// The anonymized id of a user, sealed so that only this server can open it, bound to the user row.

@@ -224,17 +224,62 @@ enum PostgresAdmin {
 enum ExternalTool {
     private static let spawnLock = NSLock()
 
+    /// Starts a daemon that forks itself into the background (slapd) and waits for the starting process only.
+    /// Foundation's `Process` cannot do this: the forked daemon inherits the pipes it reads to their end, and it
+    /// did not reap the starting process either. So: posix_spawn with /dev/null for 0-2, every other descriptor
+    /// marked close-on-exec first (the daemon must keep none of the tests' pipes and sockets), and waitpid.
+    static func daemon(_ path: String, _ arguments: [String]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        // The test process's threads block signals (SIGTERM among them); a child inherits that mask, so give it a
+        // clean one with the default actions, or the daemon cannot be stopped.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let spawned = spawnLock.withLock {
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            for fd in open.compactMap({ Int32($0) }) where fd > 2 {
+                let flags = fcntl(fd, F_GETFD)
+                if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+            }
+            return posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        }
+        guard spawned == 0 else { throw TestSetupError(description: "\(path) did not start: \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else { throw TestSetupError(description: "\(path) exited with status \(status)") }
+    }
+
     /// Runs the tool to its end and returns what it printed; a non-zero exit throws with what it printed on stderr.
     static func run(_ name: String, _ arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [name] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        // One spawn at a time: Foundation's Process.run crashed (memcpy) when dozens of parallel tests spawned psql at once.
-        try spawnLock.withLock { try process.run() }
+        // One spawn at a time: Foundation's Process.run crashed (memcpy) when dozens of parallel tests spawned psql at
+        // once. The pipes are made under the lock too, so a daemon spawned meanwhile cannot inherit them.
+        let (out, err) = try spawnLock.withLock { () throws -> (Pipe, Pipe) in
+            let out = Pipe()
+            let err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            return (out, err)
+        }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

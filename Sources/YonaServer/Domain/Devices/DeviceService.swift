@@ -25,6 +25,8 @@ struct DeviceService: Sendable {
             let used = Set(try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == anonymizedID).all(\.$deviceIndex))
             let index = (0...).first { !used.contains($0) }!
             try await DeviceAnonymized(new, id: device.deviceAnonymizedID, userAnonymizedID: anonymizedID, deviceIndex: index).create(on: tx)
+            try await users.vpnAccounts?.create(
+                login: VPNAccountQueue.login(anonymizedID, deviceIndex: index), password: device.vpnPassword ?? "", on: tx)
             let updated = try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(new.name, in: data, except: nil)
                 data.devices.append(device)
@@ -75,6 +77,8 @@ struct DeviceService: Sendable {
                 data.devices.removeAll { $0.id == deviceID }
             }
             try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID).delete()
+            try await users.vpnAccounts?.delete(
+                login: VPNAccountQueue.login(user.privateData.userAnonymizedID, deviceIndex: current.deviceIndex), on: tx)
             try await Self.announce(updated, change: "DEVICE_DELETED", oldName: current.device.name, newName: nil, on: tx)
         }
     }

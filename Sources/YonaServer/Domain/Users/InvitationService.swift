@@ -169,6 +169,8 @@ struct InvitationService: Sendable {
                     new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
                     deviceIndex: 0
                 ).create(on: tx)
+                try await users.vpnAccounts?.create(
+                    login: VPNAccountQueue.login(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
                 return try row.decode(column: "private_data_version", as: Int.self)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {

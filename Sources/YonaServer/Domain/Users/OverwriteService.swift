@@ -53,7 +53,11 @@ struct OverwriteService: Sendable {
                 """
             ).first()
             guard claimed != nil else { throw YonaError(.overwriteCodeNotSet) }
-            if let oldAnonymizedID { try await UserService.deleteAnonymizedPart(oldAnonymizedID, on: tx) }
+            if let oldAnonymizedID {
+                // The lost phone's VPN accounts go with the account it held.
+                try await users.vpnAccounts?.deleteAll(of: oldAnonymizedID, on: tx)
+                try await UserService.deleteAnonymizedPart(oldAnonymizedID, on: tx)
+            }
         }
     }
 }

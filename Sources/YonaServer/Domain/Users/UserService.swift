@@ -15,6 +15,8 @@ struct UserService: Sendable {
     let sms: any SMSSender
     let recovery: RecoveryKey
     let testServer: Bool
+    /// Where device changes queue their VPN accounts (nil without a directory).
+    var vpnAccounts: VPNAccountQueue? = nil
 
     /// Creates the identity row, its anonymized twin and the first device in one transaction,
     /// and sends the confirmation code. Returns the new password, which is never stored.
@@ -59,6 +61,8 @@ struct UserService: Sendable {
                     new.device, id: device.deviceAnonymizedID, userAnonymizedID: privateData.userAnonymizedID,
                     deviceIndex: 0
                 ).create(on: tx)
+                try await vpnAccounts?.create(
+                    login: VPNAccountQueue.login(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
                 try await AnnouncementService(db: tx).deliverActive(to: privateData.userAnonymizedID, on: tx)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
@@ -115,10 +119,24 @@ struct UserService: Sendable {
     /// Gives devices registered before VPN passwords existed one each, once.
     private func withVPNPasswords(_ user: UnlockedUser) async throws -> UnlockedUser {
         guard user.privateData.devices.contains(where: { $0.vpnPassword == nil }) else { return user }
-        return try await modifyPrivateData(user) { data in
-            for index in data.devices.indices where data.devices[index].vpnPassword == nil {
-                data.devices[index].vpnPassword = VPNPassword.generate()
+        return try await db.transaction { tx in
+            let updated = try await modifyPrivateData(user, on: tx) { data in
+                for index in data.devices.indices where data.devices[index].vpnPassword == nil {
+                    data.devices[index].vpnPassword = VPNPassword.generate()
+                }
             }
+            // Their accounts exist from now on.
+            if let vpnAccounts {
+                let given = Set(user.privateData.devices.filter { $0.vpnPassword == nil }.map(\.id))
+                let rows = try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).all()
+                for device in updated.privateData.devices where given.contains(device.id) {
+                    guard let row = rows.first(where: { $0.id == device.deviceAnonymizedID }) else { continue }
+                    try await vpnAccounts.create(
+                        login: VPNAccountQueue.login(user.privateData.userAnonymizedID, deviceIndex: row.deviceIndex),
+                        password: device.vpnPassword ?? "", on: tx)
+                }
+            }
+            return updated
         }
     }
 
@@ -246,6 +264,7 @@ struct UserService: Sendable {
         try await db.transaction { tx in
             try await BuddyService(db: tx, users: self).disconnectAll(of: user, text: text, on: tx)
             if let photo = user.privateData.photoID { try await UserPhotoService.retire(photo, on: tx) }
+            try await vpnAccounts?.deleteAll(of: user.privateData.userAnonymizedID, on: tx)
             try await Self.deleteAnonymizedPart(user.privateData.userAnonymizedID, on: tx)
             try await User.query(on: tx).filter(\.$id == user.id).delete()
         }

@@ -40,5 +40,6 @@ enum YonaMigrations {
         AddLastMonitoredActivityDate(),
         AddVPNConnectedToDevicesAnonymized(),
         CreateUserPhotos(),
+        CreateVPNAccountOutbox(),
     ]
 }
