@@ -17,9 +17,13 @@ import Testing
 
     @Test(arguments: TestDatabase.available)
     func dumpRevealsNoNamesPasswordsOrJoinPath(db: TestDatabase) async throws {
-        try await withServer(db) { server in
+        // VPN accounts go to a directory that is not there, so their changes wait in the outbox and are in the dump.
+        let noDirectory = LDAPSettings(url: "ldap://127.0.0.1:9/", baseDN: "dc=x", bindDN: "cn=x,dc=x", bindPassword: "x")
+        try await withServer(db, adjust: { $0.vpnAccounts = noDirectory }) { server in
             // setup: users with names nobody else would have
             var created: [Created] = []
+            var vpnPasswords: [String] = []
+            var photos: [(id: String, png: Data)] = []
             var otps: [String] = []
             var urls: [String] = []
             for index in 0..<3 {
@@ -35,6 +39,12 @@ import Testing
                 let vpnLogin = try #require(
                     value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "vpnProfile", "vpnLoginID") as? String)
                 let anonymizedID = try #require(vpnLogin.split(separator: "$").first.map(String.init))
+                vpnPasswords.append(
+                    try #require(
+                        value(profile.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "vpnProfile", "vpnPassword") as? String))
+                // a profile photo with a text chunk, as stored (re-encoded) and as linked
+                let photoLink = try await YonaUserPhotoFeatureTests.upload(server, user, "with-text.png")
+                photos.append((try #require(photoLink.split(separator: "/").last.map(String.init)), try await server.request(.GET, photoLink).body))
                 created.append(Created(user: user, lastName: "Quartermain\(marker)", instanceID: instanceID, userAnonymizedID: anonymizedID))
                 // a pending new-device request, so its table is part of the dump too
                 let otp = "Ot\(marker)"
@@ -99,6 +109,19 @@ import Testing
                 #expect(dump.range(of: Data(secret.utf8)) == nil, "an invitee's name, address, note or temporary password is in the dump")
             }
             for url in urls { #expect(dump.range(of: Data(url.utf8)) == nil, "a visited URL is in the dump") }
+            // the VPN account changes wait in the outbox (sealed), and no VPN password is readable
+            #expect(try await PendingVPNAccountChange.query(on: server.app.db).count() == 3)
+            for password in vpnPasswords { #expect(dump.range(of: Data(password.utf8)) == nil, "a VPN password is in the dump") }
+            #expect(dump.range(of: Data("{SSHA}".utf8)) == nil, "a VPN password hash is in the dump")
+            // no photo and no photo id, raw or as pg_dump's hex
+            func hex(_ data: Data) -> Data { Data(data.map { String(format: "%02x", $0) }.joined().utf8) }
+            for photo in photos {
+                let pixels = photo.png.subdata(in: 8..<min(photo.png.count, 48))
+                for needle in [Data(photo.id.utf8), Data(photo.id.replacingOccurrences(of: "-", with: "").utf8), pixels, hex(pixels)] {
+                    #expect(dump.range(of: needle) == nil, "a photo or its id is in the dump")
+                }
+            }
+            #expect(dump.range(of: Data("secret-home-address".utf8)) == nil)
             for host in urls.compactMap({ URL(string: $0)?.host }) {
                 #expect(dump.range(of: Data(host.utf8)) == nil, "a visited host is in the dump")
             }
