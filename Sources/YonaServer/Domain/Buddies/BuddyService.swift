@@ -43,9 +43,16 @@ struct BuddyService: Sendable {
             id: UUID(), userID: inviteeID, firstName: firstName, lastName: lastName, nickname: firstName,
             mobileNumber: mobileNumber.value, sendingStatus: .requested, receivingStatus: .requested,
             lastStatusChangeTime: now, buddyAnonymizedID: UUID(), buddyUserAnonymizedID: nil)
+        let invitation = invitee.map { invitee in
+            BuddyInvitation(
+                inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
+                inviteeFirstName: firstName, inviteeLastName: lastName, message: message,
+                link: inviting.link(invitee.userID, invitee.temporaryPassword))
+        }
         let updated: UnlockedUser
+        let afterCommit: (@Sendable () async -> Void)?
         do {
-            updated = try await db.transaction { tx in
+            (updated, afterCommit) = try await db.transaction { tx in
                 try await invitee?.insert(on: tx)
                 try await BuddyAnonymized(
                     id: buddy.buddyAnonymizedID, ownerID: user.privateData.userAnonymizedID, buddyUserAnonymizedID: nil,
@@ -59,7 +66,12 @@ struct BuddyService: Sendable {
                         status: Status.requested.rawValue, text: message, sender: Self.sender(user), buddyID: buddy.id,
                         buddyAnonymizedID: buddy.buddyAnonymizedID, deviceNames: user.privateData.devices.map(\.name),
                         deviceAnonymizedIDs: user.privateData.devices.map(\.deviceAnonymizedID)))
-                return updated
+                // The invitation's text and mail are queued with the invited account: both exist, or neither.
+                var queued: (@Sendable () async -> Void)?
+                if let invitation {
+                    queued = try await inviting.invitations.queue(invitation, to: mobileNumber, emailAddress: emailAddress, in: tx)
+                }
+                return (updated, queued)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure && invitee != nil {
             // Someone registered or invited the number meanwhile: invite that account instead.
@@ -69,13 +81,7 @@ struct BuddyService: Sendable {
                 receivingStatus: receivingStatus, inviting: inviting)
         }
         if existingID != nil { await notices.send(to: [inviteeID]) }
-        if let invitee {
-            try await inviting.invitations.send(
-                BuddyInvitation(
-                    inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
-                    inviteeFirstName: firstName, inviteeLastName: lastName, message: message,
-                    link: inviting.link(invitee.userID, invitee.temporaryPassword)), to: mobileNumber, emailAddress: emailAddress)
-        }
+        await afterCommit?()
         return (updated, buddy)
     }
 

@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -48,6 +49,8 @@ struct Email: Sendable, Codable, Equatable {
 /// Sends e-mail. Implementations queue it in the outbox (`QueuedEmailSender`).
 protocol EmailSender: Sendable {
     func send(_ email: Email) async throws
+    /// Queues mails in the caller's transaction, as `SMSSender.inTransaction` does texts.
+    func queue(_ email: Email, in tx: any Database) async throws -> @Sendable () async -> Void
 }
 
 /// Queues the mail and tries it at once, as `QueuedSMSSender` does texts.
@@ -55,6 +58,12 @@ struct QueuedEmailSender: EmailSender {
     let outbox: TextOutbox
 
     func send(_ email: Email) async throws { try await outbox.send(.email(email)) }
+
+    func queue(_ email: Email, in tx: any Database) async throws -> @Sendable () async -> Void {
+        let id = try await outbox.on(tx).queue(.email(email))
+        let outbox = self.outbox
+        return { await outbox.sendNow(id) }
+    }
 }
 
 /// How a mail leaves the server; implementations never log an address or any content.

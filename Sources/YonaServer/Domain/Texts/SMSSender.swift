@@ -1,3 +1,4 @@
+import Fluent
 import Foundation
 import Logging
 
@@ -14,6 +15,25 @@ protocol SMSSender: Sendable {
     /// A pin reset's code, texted not before `notBefore` (Yona waits a day, so a thief holding the phone for a
     /// moment cannot reset the pin).
     func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws
+    /// The same texts queued in a caller's transaction `tx` and only queued (issue 13): they exist exactly when the
+    /// change that causes them commits. `afterCommit` then tries them at once; what it cannot deliver the
+    /// `text-outbox` job delivers later.
+    func inTransaction(_ tx: any Database) -> TransactionTexts
+}
+
+/// Texts queued inside a transaction (`SMSSender.inTransaction`).
+struct TransactionTexts: Sendable {
+    let sender: any SMSSender
+    let afterCommit: @Sendable () async -> Void
+}
+
+/// The ids of texts queued in a transaction, for trying them once it committed.
+final class QueuedTextIDs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [UUID] = []
+
+    func add(_ id: UUID) { lock.withLock { ids.append(id) } }
+    var all: [UUID] { lock.withLock { ids } }
 }
 
 /// The texts themselves: Yona's wording; only the inviter's names are user-typed (issue 13).
@@ -33,27 +53,46 @@ enum SMSTexts {
 /// as before, and when the provider is down the `text-outbox` job delivers it later.
 struct QueuedSMSSender: SMSSender {
     let outbox: TextOutbox
+    /// Set inside a transaction: texts are only queued, their ids kept for after the commit.
+    var queuedInTransaction: QueuedTextIDs? = nil
+
+    func inTransaction(_ tx: any Database) -> TransactionTexts {
+        let ids = QueuedTextIDs()
+        let outbox = self.outbox
+        return TransactionTexts(
+            sender: QueuedSMSSender(outbox: outbox.on(tx), queuedInTransaction: ids),
+            afterCommit: { for id in ids.all { await outbox.sendNow(id) } })
+    }
+
+    /// Queues and tries at once, or, inside a transaction, only queues.
+    private func send(_ text: OutgoingText) async throws {
+        if let queuedInTransaction {
+            queuedInTransaction.add(try await outbox.queue(text))
+        } else {
+            try await outbox.send(text)
+        }
+    }
 
     func sendConfirmationCode(_ code: String, to number: MobileNumber) async throws {
-        try await outbox.send(.sms(to: number.value, text: SMSTexts.confirmationCode(code), kind: "confirmation code"))
+        try await send(.sms(to: number.value, text: SMSTexts.confirmationCode(code), kind: "confirmation code"))
     }
 
     func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async throws {
-        try await outbox.send(.sms(to: number.value, text: SMSTexts.invitation(invitation), kind: "buddy invitation"))
+        try await send(.sms(to: number.value, text: SMSTexts.invitation(invitation), kind: "buddy invitation"))
     }
 
     func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws {
-        try await outbox.send(.sms(to: number.value, text: SMSTexts.overwriteCode(code), kind: "account-overwrite code"))
+        try await send(.sms(to: number.value, text: SMSTexts.overwriteCode(code), kind: "account-overwrite code"))
     }
 
     func sendMessageNotice(to number: MobileNumber) async throws {
-        try await outbox.send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
+        try await send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
     }
 
     func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws {
         let text = OutgoingText.sms(to: number.value, text: SMSTexts.pinResetCode(code), kind: "pin reset code")
         if notBefore <= Date() {
-            try await outbox.send(text)
+            try await send(text)
         } else {
             try await outbox.queue(text, notBefore: notBefore)
         }

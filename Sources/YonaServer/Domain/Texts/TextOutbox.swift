@@ -37,7 +37,7 @@ struct TextOutbox: Sendable {
         var maxAgeSeconds: TimeInterval = 6 * 3600
     }
 
-    let db: any Database
+    private(set) var db: any Database
     let key: SymmetricKey
     let transports: TextTransports
     var settings = Settings()
@@ -47,6 +47,13 @@ struct TextOutbox: Sendable {
     let rateLimitKey: [UInt8]
     let logger: Logger
     var metrics: YonaMetrics? = nil
+
+    /// The same outbox on another handle (a transaction's, to queue with the change that causes a text).
+    func on(_ db: any Database) -> TextOutbox {
+        var copy = self
+        copy.db = db
+        return copy
+    }
 
     /// Queues and tries at once; a delivery failure leaves it queued for the background job and fails nothing.
     func send(_ text: OutgoingText, now: Date = Date()) async throws {

@@ -84,10 +84,20 @@ struct InvitationService: Sendable {
             temporaryPassword: temporaryPassword)
     }
 
-    /// Sends the invitation by SMS, and by e-mail when the inviter gave an address.
-    func send(_ invitation: BuddyInvitation, to number: MobileNumber, emailAddress: String?) async throws {
-        try await sms.sendBuddyInvitation(invitation, to: number)
-        if let emailAddress { try await email.send(.invitation(invitation, to: emailAddress)) }
+    /// Queues the invitation by SMS, and by e-mail when the inviter gave an address, in the transaction that makes
+    /// the invited account (both exist, or neither); the returned closure tries them once it committed.
+    func queue(
+        _ invitation: BuddyInvitation, to number: MobileNumber, emailAddress: String?, in tx: any Database
+    ) async throws -> @Sendable () async -> Void {
+        let texts = sms.inTransaction(tx)
+        try await texts.sender.sendBuddyInvitation(invitation, to: number)
+        var mail: (@Sendable () async -> Void)?
+        if let emailAddress { mail = try await email.queue(.invitation(invitation, to: emailAddress), in: tx) }
+        let queuedMail = mail
+        return {
+            await texts.afterCommit()
+            await queuedMail?()
+        }
     }
 
     /// Opens an invited account with the temporary password from the link. As Yona, a temporary password that opens
@@ -150,8 +160,9 @@ struct InvitationService: Sendable {
         let sealedCode = key.seal(Array(code.utf8), field: UserService.confirmationCodeField, recordID: invited.id).data
 
         let version: Int
+        let afterCommit: @Sendable () async -> Void
         do {
-            version = try await db.transaction { tx in
+            (version, afterCommit) = try await db.transaction { tx in
                 let row = try await tx.sql.raw(
                     """
                     UPDATE users SET private_data = \(bind: sealed), private_data_version = private_data_version + 1,
@@ -171,12 +182,14 @@ struct InvitationService: Sendable {
                 ).create(on: tx)
                 try await users.vpnAccounts?.create(
                     login: VPNAccountQueue.login(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
-                return try row.decode(column: "private_data_version", as: Int.self)
+                let texts = sms.inTransaction(tx)
+                try await texts.sender.sendConfirmationCode(code, to: new.mobileNumber)
+                return (try row.decode(column: "private_data_version", as: Int.self), texts.afterCommit)
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.userExists)
         }
-        try await sms.sendConfirmationCode(code, to: new.mobileNumber)
+        await afterCommit()
         let record = invited.record
         record.privateData = sealed
         record.privateDataVersion = version

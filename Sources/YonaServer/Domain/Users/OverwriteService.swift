@@ -19,12 +19,18 @@ struct OverwriteService: Sendable {
     func requestCode(for number: MobileNumber, now: Date = Date()) async throws {
         guard let user = try await User.query(on: db).filter(\.$mobileNumber == number.value).first() else { return }
         let code = users.newConfirmationCode()
-        try await User.query(on: db).filter(\.$id == user.id!)
-            .set(\.$overwriteCodeHash, to: users.recovery.hashOverwriteCode(code, userID: user.id!))
-            .set(\.$overwriteRequestedAt, to: now)
-            .set(\.$overwriteFailedAttempts, to: 0)
-            .update()
-        try await users.sms.sendOverwriteCode(code, to: number)
+        let userID = try user.requireID()
+        let afterCommit = try await db.transaction { tx in
+            try await User.query(on: tx).filter(\.$id == userID)
+                .set(\.$overwriteCodeHash, to: users.recovery.hashOverwriteCode(code, userID: userID))
+                .set(\.$overwriteRequestedAt, to: now)
+                .set(\.$overwriteFailedAttempts, to: 0)
+                .update()
+            let texts = users.sms.inTransaction(tx)
+            try await texts.sender.sendOverwriteCode(code, to: number)
+            return texts.afterCommit
+        }
+        await afterCommit()
     }
 
     /// Checks the code and replaces the number's account by a new, confirmed one. Five wrong codes destroy

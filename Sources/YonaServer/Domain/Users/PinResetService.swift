@@ -34,11 +34,18 @@ struct PinResetService: Sendable {
         guard user.isConfirmed else { throw YonaError(.mobileNumberNotConfirmed) }
         let code = users.newConfirmationCode()
         let availableFrom = now.addingTimeInterval(delay)
-        _ = try await users.modifyPrivateData(user) { data in
-            data.pinReset = .init(availableFrom: availableFrom, expiresAt: now.addingTimeInterval(Self.lifetime), verified: false)
+        let number = try MobileNumber(user.mobileNumber)
+        // The reset, its code and the code's text commit together.
+        let afterCommit = try await users.db.transaction { tx in
+            _ = try await users.modifyPrivateData(user, on: tx) { data in
+                data.pinReset = .init(availableFrom: availableFrom, expiresAt: now.addingTimeInterval(Self.lifetime), verified: false)
+            }
+            try await store(code, for: user, on: tx)
+            let texts = users.sms.inTransaction(tx)
+            try await texts.sender.sendPinResetCode(code, to: number, notBefore: availableFrom)
+            return texts.afterCommit
         }
-        try await store(code, for: user)
-        try await users.sms.sendPinResetCode(code, to: try MobileNumber(user.mobileNumber), notBefore: availableFrom)
+        await afterCommit()
         return delay
     }
 
@@ -61,8 +68,14 @@ struct PinResetService: Sendable {
     func resend(_ user: UnlockedUser, now: Date = Date()) async throws {
         guard Self.state(of: user, now: now) == .ready else { throw YonaError(.pinResetCodeNotSet) }
         let code = users.newConfirmationCode()
-        try await store(code, for: user)
-        try await users.sms.sendPinResetCode(code, to: try MobileNumber(user.mobileNumber), notBefore: now)
+        let number = try MobileNumber(user.mobileNumber)
+        let afterCommit = try await users.db.transaction { tx in
+            try await store(code, for: user, on: tx)
+            let texts = users.sms.inTransaction(tx)
+            try await texts.sender.sendPinResetCode(code, to: number, notBefore: now)
+            return texts.afterCommit
+        }
+        await afterCommit()
     }
 
     /// Ends the reset, verified or not.
@@ -72,8 +85,8 @@ struct PinResetService: Sendable {
         if user.privateData.pinReset != nil { _ = try await users.modifyPrivateData(user) { $0.pinReset = nil } }
     }
 
-    private func store(_ code: String, for user: UnlockedUser) async throws {
-        try await User.query(on: users.db).filter(\.$id == user.id)
+    private func store(_ code: String, for user: UnlockedUser, on db: any Database) async throws {
+        try await User.query(on: db).filter(\.$id == user.id)
             .set(\.$pinResetCode, to: user.key.seal(Array(code.utf8), field: Self.codeField, recordID: user.id).data)
             .set(\.$pinResetFailedAttempts, to: 0).update()
     }

@@ -49,8 +49,9 @@ struct UserService: Sendable {
         record.namedInboxPublicKey = Data(namedInbox.publicKey)
         record.recoveryBlob = recovery.seal(userAnonymizedID: privateData.userAnonymizedID, userID: userID)
 
+        let afterCommit: @Sendable () async -> Void
         do {
-            try await db.transaction { tx in
+            afterCommit = try await db.transaction { tx in
                 try await replacing?(tx)
                 try await record.create(on: tx)
                 try await UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)).create(on: tx)
@@ -64,12 +65,16 @@ struct UserService: Sendable {
                 try await vpnAccounts?.create(
                     login: VPNAccountQueue.login(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
                 try await AnnouncementService(db: tx).deliverActive(to: privateData.userAnonymizedID, on: tx)
+                // The code is queued with the account: both exist, or neither.
+                let texts = sms.inTransaction(tx)
+                if !confirmed { try await texts.sender.sendConfirmationCode(code, to: new.mobileNumber) }
+                return texts.afterCommit
             }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             let existing = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first()
             throw YonaError(existing?.createdOnBuddyRequest == true ? .userExistsCreatedOnBuddyRequest : .userExists)
         }
-        if !confirmed { try await sms.sendConfirmationCode(code, to: new.mobileNumber) }
+        await afterCommit()
         return (UnlockedUser(record: record, key: key, privateData: privateData), password)
     }
 
@@ -186,11 +191,17 @@ struct UserService: Sendable {
     func resendConfirmationCode(_ user: UnlockedUser) async throws {
         guard !user.isConfirmed else { throw YonaError(.confirmationCodeNotSet) }
         let code = newConfirmationCode()
-        try await User.query(on: db).filter(\.$id == user.id)
-            .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
-            .set(\.$confirmationFailedAttempts, to: 0)
-            .update()
-        try await sms.sendConfirmationCode(code, to: try MobileNumber(user.mobileNumber))
+        let number = try MobileNumber(user.mobileNumber)
+        let afterCommit = try await db.transaction { tx in
+            try await User.query(on: tx).filter(\.$id == user.id)
+                .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
+                .set(\.$confirmationFailedAttempts, to: 0)
+                .update()
+            let texts = sms.inTransaction(tx)
+            try await texts.sender.sendConfirmationCode(code, to: number)
+            return texts.afterCommit
+        }
+        await afterCommit()
     }
 
     /// Changes names and number; a new number must be confirmed again.
@@ -213,18 +224,27 @@ struct UserService: Sendable {
         }
         guard mobileNumber.value != user.record.mobileNumber else { return user }
         let code = newConfirmationCode()
+        let sealedCode = user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data
+        let userID = user.id
+        let afterCommit: @Sendable () async -> Void
         do {
-            try await User.query(on: db).filter(\.$id == user.id)
-                .set(\.$mobileNumber, to: mobileNumber.value)
-                .set(\.$mobileNumberConfirmed, to: false)
-                .set(\.$confirmationCode, to: user.key.seal(Array(code.utf8), field: Self.confirmationCodeField, recordID: user.id).data)
-                .update() // the try count stays: switching numbers back and forth must not buy guesses
-            user.record.mobileNumber = mobileNumber.value
-            user.record.mobileNumberConfirmed = false
+            // The new number and the text of its code commit together: a number is never switched without its code.
+            afterCommit = try await db.transaction { tx in
+                try await User.query(on: tx).filter(\.$id == userID)
+                    .set(\.$mobileNumber, to: mobileNumber.value)
+                    .set(\.$mobileNumberConfirmed, to: false)
+                    .set(\.$confirmationCode, to: sealedCode)
+                    .update() // the try count stays: switching numbers back and forth must not buy guesses
+                let texts = sms.inTransaction(tx)
+                try await texts.sender.sendConfirmationCode(code, to: mobileNumber)
+                return texts.afterCommit
+            }
         } catch let error as any DatabaseError where error.isConstraintFailure {
             throw YonaError(.userExists)
         }
-        try await sms.sendConfirmationCode(code, to: mobileNumber)
+        await afterCommit()
+        user.record.mobileNumber = mobileNumber.value
+        user.record.mobileNumberConfirmed = false
         return user
     }
 
