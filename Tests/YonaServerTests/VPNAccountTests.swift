@@ -88,6 +88,9 @@ struct VPNAccountTests {
             }
             // before the backoff is over nothing is tried
             #expect(try await Self.drain(server, now: triedAt.addingTimeInterval(1)) == 0)
+            // the operator sees it waiting and failing
+            let metrics = try await server.request(.GET, "/metrics").text
+            #expect(metrics.contains("yona_vpn_account_outbox_depth 1") && metrics.contains("yona_vpn_account_outbox_failing 1"), "\(metrics)")
 
             // up: another instance on the same database (a restart, or the process that survived) applies it
             try directory.start()
@@ -95,6 +98,7 @@ struct VPNAccountTests {
             let applied = try await Self.drain(other, now: Date().addingTimeInterval(3600))
             await other.stop()
             #expect(applied == 1)
+            #expect(try await server.request(.GET, "/metrics").text.contains("yona_vpn_account_outbox_depth 0"))
             #expect(try directory.accounts() == [login])
             #expect(directory.binds(login, password: password))
         }

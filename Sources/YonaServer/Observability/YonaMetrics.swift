@@ -97,6 +97,14 @@ final class YonaMetrics: Sendable {
         let texts = try await PendingText.query(on: db)
             .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue]).count()
         registry.makeGauge(descriptor: name("text_outbox_depth", "", "Texts and e-mails not yet sent")).set(to: Double(texts))
+        // A change that keeps failing holds up the ones behind it (they are applied in order): a depth that only grows
+        // with failed attempts is the signal.
+        let vpnChanges = try await PendingVPNAccountChange.query(on: db).count()
+        let vpnFailing = try await PendingVPNAccountChange.query(on: db).filter(\.$attempts > 0).count()
+        registry.makeGauge(descriptor: name("vpn_account_outbox_depth", "", "VPN account changes not yet applied to the directory"))
+            .set(to: Double(vpnChanges))
+        registry.makeGauge(descriptor: name("vpn_account_outbox_failing", "", "Waiting VPN account changes that failed at least once"))
+            .set(to: Double(vpnFailing))
         let fanOut = try await AnnouncementFanOut(db: db, skipLocked: false).pending()
         registry.makeGauge(descriptor: name("announcement_recipients_pending", "", "Users a system announcement still has to reach"))
             .set(to: Double(fanOut))
