@@ -16,7 +16,7 @@ import Testing
         let out = Pipe()
         process.standardOutput = out
         process.standardError = out
-        try process.run()
+        try ExternalTool.spawnLock.withLock { try process.run() }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -214,7 +214,7 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ExternalTool.spawnLock.withLock { try process.run() }
             var sent = 0
             for _ in 0..<300 where sent == 0 {
                 try await Task.sleep(for: .milliseconds(100))

@@ -25,7 +25,7 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = output ?? FileHandle.nullDevice
             process.standardError = output ?? FileHandle.nullDevice
-            try process.run()
+            try ExternalTool.spawnLock.withLock { try process.run() }
         }
 
         func kill9() {

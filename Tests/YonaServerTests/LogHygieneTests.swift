@@ -27,7 +27,7 @@ import Testing
         ]) { $1 }
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try ExternalTool.spawnLock.withLock { try process.run() }
         let base = "http://127.0.0.1:\(port)"
         try await CrashTests.waitUntilHealthy(base)
         let server = TestServerProbe(baseURL: base)

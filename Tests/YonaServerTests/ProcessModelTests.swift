@@ -26,7 +26,7 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = output
             process.standardError = output
-            try process.run()
+            try ExternalTool.spawnLock.withLock { try process.run() }
         }
 
         var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }

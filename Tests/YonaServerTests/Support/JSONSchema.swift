@@ -128,7 +128,7 @@ enum OpenAPISchema {
         process.arguments = ["python3", script, JSONSchema.projectRoot.appendingPathComponent("openapi.yaml").path]
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        try ExternalTool.spawnLock.withLock { try process.run() }
         input.fileHandleForWriting.write(Data("\(name)\t".utf8) + compact + Data("\n".utf8))
         try input.fileHandleForWriting.close()
         let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -33,7 +33,7 @@ final class TestDirectory: @unchecked Sendable {
     static func make() throws -> TestDirectory {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yona-slapd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("db"), withIntermediateDirectories: true)
-        let directory = TestDirectory(folder: folder, port: Int.random(in: 20_000..<60_000))
+        let directory = TestDirectory(folder: folder, port: freePort())
         let config = """
             include /etc/ldap/schema/core.schema
             include /etc/ldap/schema/cosine.schema
@@ -55,18 +55,53 @@ final class TestDirectory: @unchecked Sendable {
         return directory
     }
 
+    /// Whether something accepts TCP connections on the loopback port.
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    /// A port below the kernel's ephemeral range (32768 and up here), so no outgoing connection or `port: 0`
+    /// listener of the tests can hold it, and free when asked (another test's slapd is not listening on it).
+    static func freePort() -> Int {
+        for _ in 0..<50 {
+            let port = Int.random(in: 10_000..<32_000)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return port }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0 { return port }
+        }
+        return Int.random(in: 10_000..<32_000)
+    }
+
     /// Starts slapd and waits until it answers; the first start also adds the base and `ou=SSL`.
     func start() throws {
         try ExternalTool.daemon(Self.slapd, ["-h", url, "-f", folder.appendingPathComponent("slapd.conf").path])
-        var answered = false
-        for _ in 0..<100 {
-            if (try? ExternalTool.run("ldapwhoami", ["-x", "-H", url, "-D", adminDN, "-w", adminPassword])) != nil {
-                answered = true
+        // Listening is checked with a plain connect, not a tool per try: every spawn takes the tests' spawn lock.
+        var listening = false
+        for _ in 0..<200 {
+            if Self.accepts(port) {
+                listening = true
                 break
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.025)
         }
-        guard answered else { throw TestSetupError(description: "slapd did not answer on \(url)") }
+        guard listening else { throw TestSetupError(description: "slapd did not listen on \(url)") }
         guard !seeded else { return }
         let base = """
             dn: \(baseDN)

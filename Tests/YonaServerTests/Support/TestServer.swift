@@ -222,7 +222,9 @@ enum PostgresAdmin {
 
 /// The command-line tools tests drive (psql, pg_dump, openssl), found on the PATH.
 enum ExternalTool {
-    private static let spawnLock = NSLock()
+    /// Every spawn of the test process goes through this lock: Foundation's `Process.run` is not safe to call from
+    /// several threads at once (it crashed in memcpy when parallel tests spawned tools and servers).
+    static let spawnLock = NSLock()
 
     /// Starts a daemon that forks itself into the background (slapd) and waits for the starting process only.
     /// Foundation's `Process` cannot do this: the forked daemon inherits the pipes it reads to their end, and it
