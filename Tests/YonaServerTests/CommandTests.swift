@@ -7,7 +7,11 @@ import Testing
 /// operations.md "Executable": the operator's commands, run as the real executable.
 @Suite struct CommandTests {
     /// Runs `yona-server` with arguments and environment; returns exit status and standard output.
-    static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> (Int32, String) {
+    static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) async throws -> (Int32, String) {
+        try await ExternalTool.detached { try runBlocking(arguments, environment: environment, in: directory) }
+    }
+
+    private static func runBlocking(_ arguments: [String], environment: [String: String], in directory: URL?) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = try CrashTests.ServerProcess.executable()
         process.arguments = arguments
@@ -29,12 +33,12 @@ import Testing
             "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
             "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite",
         ]
-        let (ok, okOutput) = try Self.run(["push-test", "--instance-id", "ok-cli"], environment: environment)
+        let (ok, okOutput) = try await Self.run(["push-test", "--instance-id", "ok-cli"], environment: environment)
         #expect(ok == 0, "\(okOutput)")
         #expect(okOutput.contains("provider: fcm"))
         #expect(okOutput.contains("answer: delivered"))
         #expect(emulator.messages(to: "ok-cli").count == 1)
-        let (dead, deadOutput) = try Self.run(["push-test", "--instance-id", "unregistered-cli"], environment: environment)
+        let (dead, deadOutput) = try await Self.run(["push-test", "--instance-id", "unregistered-cli"], environment: environment)
         #expect(dead != 0)
         #expect(deadOutput.contains("dead or malformed"))
         await emulator.stop()
@@ -52,7 +56,7 @@ import Testing
                 "YONA_LOG_LEVEL": "warning", "YONA_PUSH_WORKERS": "false",
             ]
             // act
-            let (status, output) = try Self.run(
+            let (status, output) = try await Self.run(
                 [
                     "simulate", "conflict", "--vpn-login-id", "\(ua)$\(index)", "--category", "gambling",
                     "--url", "https://poker.example/demo",
@@ -62,7 +66,7 @@ import Testing
             #expect(output.contains("goal-conflict messages raised: 1"))
             let messages = try await server.messages(user)
             #expect(messages.first?["url"] as? String == "https://poker.example/demo")
-            let (bad, badOutput) = try Self.run(
+            let (bad, badOutput) = try await Self.run(
                 ["simulate", "conflict", "--vpn-login-id", "nonsense", "--category", "gambling"],
                 environment: environment)
             #expect(bad != 0)
@@ -70,8 +74,8 @@ import Testing
         }
     }
 
-    @Test func badConfigurationStopsWithOneLineNamingTheVariable() throws {
-        let (status, output) = try Self.run(["serve"], environment: ["YONA_PORT": "eighty"])
+    @Test func badConfigurationStopsWithOneLineNamingTheVariable() async throws {
+        let (status, output) = try await Self.run(["serve"], environment: ["YONA_PORT": "eighty"])
         #expect(status != 0)
         #expect(
             output.trimmingCharacters(in: .whitespacesAndNewlines) == "configuration error: YONA_PORT must be a port number 1-65535, got 'eighty'")
@@ -88,10 +92,10 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("yona-cmd-\(UUID().uuidString).sqlite").path
     }
 
-    @Test func everyCommandHasHelpAndMistakesGetOneLineAndStatusTwo() throws {
+    @Test func everyCommandHasHelpAndMistakesGetOneLineAndStatusTwo() async throws {
         let environment = Self.environment(database: Self.temporaryDatabase())
         // check: the overview lists the operator's commands
-        let (status, overview) = try Self.run(["--help"], environment: environment)
+        let (status, overview) = try await Self.run(["--help"], environment: environment)
         #expect(status == 0, "\(overview)")
         for command in ["serve", "migrate", "push-test", "simulate", "categories", "workers"] {
             #expect(overview.contains(command), "\(command) is missing from --help")
@@ -101,7 +105,7 @@ import Testing
             ("migrate", "Applies pending database migrations"), ("push-test", "--instance-id"),
             ("simulate", "--vpn-login-id"), ("categories", "<action> <file>"), ("workers", "without the HTTP server"),
         ] {
-            let (helpStatus, help) = try Self.run([command, "--help"], environment: environment)
+            let (helpStatus, help) = try await Self.run([command, "--help"], environment: environment)
             #expect(helpStatus == 0, "\(command): \(help)")
             #expect(help.contains(expected), "\(command): \(help)")
         }
@@ -114,7 +118,7 @@ import Testing
             (["push-test"], "error: push-test needs --instance-id"),
             (["serve", "--no-workers", "--workers-only"], "error: --no-workers and --workers-only exclude each other"),
         ] {
-            let (mistake, output) = try Self.run(arguments, environment: environment)
+            let (mistake, output) = try await Self.run(arguments, environment: environment)
             #expect(mistake == 2, "\(arguments): \(output)")
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(expected), "\(arguments): \(output)")
         }
@@ -122,21 +126,21 @@ import Testing
 
     /// issue 16 / threat model: `--help` is parsing, never configuration; a one-off command writes no secret and
     /// starts no background work.
-    @Test func helpAndOneOffCommandsLeaveNoFilesBehind() throws {
+    @Test func helpAndOneOffCommandsLeaveNoFilesBehind() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("yona-fresh-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         // no YONA_* at all: the embedded default (./data/yona.sqlite, generated secrets) would write into `directory`
         let bare = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("YONA_") }.merging(["YONA_LOG_LEVEL": "warning"]) { $1 }
         for arguments in [["--help"], ["serve", "--help"], ["migrate", "--help"], ["workers", "--help"], ["push-test"], ["nosuch"]] {
-            let (status, output) = try Self.run(arguments, environment: bare, in: directory)
+            let (status, output) = try await Self.run(arguments, environment: bare, in: directory)
             #expect(status == 0 || status == 2, "\(arguments): \(output)")
             #expect(!output.contains("internal token"), "\(arguments) must not generate secrets: \(output)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "\(arguments) wrote files")
         }
         // a migration writes its database and nothing else: no secret is generated for a one-off command
         let database = directory.appendingPathComponent("db/yona.sqlite").path
-        let (status, output) = try Self.run(
+        let (status, output) = try await Self.run(
             ["migrate"], environment: bare.merging(["YONA_DATABASE_URL": "sqlite://\(database)"]) { $1 },
             in: directory)
         #expect(status == 0, "\(output)")
@@ -145,13 +149,13 @@ import Testing
         #expect(written.contains("db/yona.sqlite"))
     }
 
-    @Test func migrateAppliesWithoutAskingAndThenHasNothingToDo() throws {
+    @Test func migrateAppliesWithoutAskingAndThenHasNothingToDo() async throws {
         let database = Self.temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: database) }
-        let (first, firstOutput) = try Self.run(["migrate"], environment: Self.environment(database: database))
+        let (first, firstOutput) = try await Self.run(["migrate"], environment: Self.environment(database: database))
         #expect(first == 0, "\(firstOutput)")
         #expect(firstOutput.contains("migrations applied: \(YonaMigrations.all.count)"))
-        let (second, secondOutput) = try Self.run(["migrate"], environment: Self.environment(database: database))
+        let (second, secondOutput) = try await Self.run(["migrate"], environment: Self.environment(database: database))
         #expect(second == 0)
         #expect(secondOutput.contains("database is up to date"))
     }
@@ -171,7 +175,7 @@ import Testing
                 """.utf8
             ).write(to: file)
             // act
-            let (status, output) = try Self.run(
+            let (status, output) = try await Self.run(
                 ["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
             // check
             #expect(status == 0, "\(output)")
@@ -187,7 +191,7 @@ import Testing
                 #"[{"localizableName": {"en-US": "Chess"}, "smoothwallCategories": ["chess"]}, {"localizableName": {"nl-NL": "Zonder Engels"}, "smoothwallCategories": []}]"#
                     .utf8
             ).write(to: file)
-            let (bad, badOutput) = try Self.run(
+            let (bad, badOutput) = try await Self.run(
                 ["categories", "import", file.path], environment: Self.environment(database: server.databaseLocation))
             #expect(bad == 2)
             #expect(badOutput.contains("entry 1 is not a valid category"), "\(badOutput)")

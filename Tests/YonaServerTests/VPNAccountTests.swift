@@ -31,7 +31,7 @@ struct VPNAccountTests {
     func accountsFollowDevicesFromCreationToDeletion(db: TestDatabase) async throws {
         let directory = try TestDirectory.make()
         defer { directory.remove() }
-        try directory.start()
+        try await ExternalTool.detached { try directory.start() }
         try await withServer(db, adjust: { $0.vpnAccounts = directory.settings }) { server in
             // a new user: the first device's account
             let richard = try await server.createUser(nickname: "RQ")
@@ -93,7 +93,7 @@ struct VPNAccountTests {
             #expect(metrics.contains("yona_vpn_account_outbox_depth 1") && metrics.contains("yona_vpn_account_outbox_failing 1"), "\(metrics)")
 
             // up: another instance on the same database (a restart, or the process that survived) applies it
-            try directory.start()
+            try await ExternalTool.detached { try directory.start() }
             let other = try await TestServer.start(db, sharingDatabaseOf: server, adjust: { $0.vpnAccounts = directory.settings })
             let applied = try await Self.drain(other, now: Date().addingTimeInterval(3600))
             await other.stop()
@@ -116,7 +116,7 @@ struct VPNAccountTests {
                 value(try await Self.devices(server, richard).first { $0["name"] as? String == "Tablet" }, "_links", "self", "href") as? String)
             #expect(try await server.request(.DELETE, tabletHref, headers: richard.passwordHeader).status == 204)
             #expect(try await PendingVPNAccountChange.query(on: server.app.db).count() == 3)
-            try directory.start()
+            try await ExternalTool.detached { try directory.start() }
             #expect(try await Self.drain(server, now: Date().addingTimeInterval(3600)) == 3)
             let first = try Self.credentials(try await Self.devices(server, richard).first).login
             #expect(try directory.accounts() == [first])
@@ -127,7 +127,7 @@ struct VPNAccountTests {
     func aLostPhonesOverwriteRemovesItsAccounts(db: TestDatabase) async throws {
         let directory = try TestDirectory.make()
         defer { directory.remove() }
-        try directory.start()
+        try await ExternalTool.detached { try directory.start() }
         try await withServer(db, adjust: { $0.vpnAccounts = directory.settings }) { server in
             let richard = try await server.createUser(nickname: "RQ")
             _ = try await Self.drain(server)

@@ -126,7 +126,8 @@ final class TestDirectory: @unchecked Sendable {
         guard let text = try? String(contentsOf: pidFile, encoding: .utf8), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { return }
         kill(pid, SIGTERM)
-        for _ in 0..<100 where kill(pid, 0) == 0 { Thread.sleep(forTimeInterval: 0.05) }
+        for _ in 0..<40 where kill(pid, 0) == 0 { Thread.sleep(forTimeInterval: 0.025) }
+        if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
     }
 
     func remove() {

@@ -267,6 +267,15 @@ enum ExternalTool {
         guard status == 0 else { throw TestSetupError(description: "\(path) exited with status \(status)") }
     }
 
+    /// Runs blocking work (a child process waited for, a tool, a poll) on a thread of its own. Swift's cooperative
+    /// pool has one thread per core (two here): a test that blocks one while another test blocks the other stalls
+    /// every in-process server's handlers, the FCM emulator's among them, until requests time out.
+    static func detached<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     /// Runs the tool to its end and returns what it printed; a non-zero exit throws with what it printed on stderr.
     static func run(_ name: String, _ arguments: [String]) throws -> Data {
         let process = Process()

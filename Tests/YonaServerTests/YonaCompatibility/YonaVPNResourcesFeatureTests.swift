@@ -187,7 +187,7 @@ import Testing
     }
 
     @Test func signedProfileVerifiesWithOpenSSLAndATamperedOneDoesNot() async throws {
-        let pki = try SigningPKI.make()
+        let pki = try await ExternalTool.detached { try SigningPKI.make() }
         defer { try? FileManager.default.removeItem(at: pki.directory) }
         try await withServer(
             .sqlite,
@@ -202,7 +202,8 @@ import Testing
             let signed = try await server.request(.GET, href, headers: john.headers)
             #expect(signed.status == 200)
             #expect(signed.headers.first(name: "Content-Type") == "application/x-apple-aspen-config")
-            let content = try #require(try pki.verify(signed.body), "openssl smime -verify refused the signed profile")
+            let body = signed.body
+            let content = try #require(try await ExternalTool.detached { try pki.verify(body) }, "openssl smime -verify refused the signed profile")
             let loginID = try #require(value(john.requestingDevice, "vpnProfile", "vpnLoginID") as? String)
             let password = try #require(value(john.requestingDevice, "vpnProfile", "vpnPassword") as? String)
             let text = String(decoding: content, as: UTF8.self)
@@ -214,12 +215,13 @@ import Testing
             var tampered = signed.body
             let at = try #require(tampered.range(of: Data(password.utf8))).lowerBound
             tampered[at] = tampered[at] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-            #expect(try pki.verify(tampered) == nil)
+            let tamperedBody = tampered
+            #expect(try await ExternalTool.detached { try pki.verify(tamperedBody) } == nil)
         }
     }
 
-    @Test func badVPNFileSettingsStopStartUpNamingTheVariable() throws {
-        let pki = try SigningPKI.make()
+    @Test func badVPNFileSettingsStopStartUpNamingTheVariable() async throws {
+        let pki = try await ExternalTool.detached { try SigningPKI.make() }
         defer { try? FileManager.default.removeItem(at: pki.directory) }
         func load(_ env: [String: String]) throws -> VPNResources {
             var settings = VPNResourceSettings()
