@@ -56,17 +56,20 @@ final class TestDirectory: @unchecked Sendable {
     }
 
     /// Whether something accepts TCP connections on the loopback port.
-    static func accepts(_ port: Int) -> Bool {
+    static func accepts(_ port: Int) -> Bool { onLoopback(port, connect) == 0 }
+
+    /// Runs `connect` or `bind` with a fresh TCP socket and `127.0.0.1:port`, closes the socket, returns the result.
+    private static func onLoopback(_ port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return -1 }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
     }
 
     /// A port below the kernel's ephemeral range (32768 and up here), so no outgoing connection or `port: 0`
@@ -74,17 +77,7 @@ final class TestDirectory: @unchecked Sendable {
     static func freePort() -> Int {
         for _ in 0..<50 {
             let port = Int.random(in: 10_000..<32_000)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { return port }
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            if bound == 0 { return port }
+            if onLoopback(port, bind) == 0 { return port }
         }
         return Int.random(in: 10_000..<32_000)
     }

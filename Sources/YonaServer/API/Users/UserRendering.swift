@@ -191,7 +191,7 @@ struct UserRendering {
             firebaseInstanceId: device.firebaseInstanceID,
             notificationsEnabled: device.notificationsEnabled,
             vpnProfile: .init(
-                vpnLoginID: VPNLogin.id(of: user, deviceIndex: device.deviceIndex),
+                vpnLoginID: VPNLogin.id(user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex),
                 vpnPassword: device.device.vpnPassword ?? "",
                 _links: .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
             _links: halLinks)

@@ -30,7 +30,7 @@ enum VPNResourcesController {
         let user = try await req.unlockPathUser()
         let device = try await req.devices.device(try req.uuidParameter("deviceID"), of: user)
         let profile = try req.application.yona.vpnResources.mobileConfig(
-            loginID: VPNLogin.id(of: user, deviceIndex: device.deviceIndex), password: device.device.vpnPassword ?? "")
+            loginID: VPNLogin.id(user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex), password: device.device.vpnPassword ?? "")
         return try file(profile, type: "application/x-apple-aspen-config")
     }
 
@@ -40,12 +40,5 @@ enum VPNResourcesController {
         var headers = HTTPHeaders()
         headers.add(name: .contentType, value: type)
         return Response(status: .ok, headers: headers, body: .init(data: Data(bytes)))
-    }
-}
-
-/// A device's VPN login: `<userAnonymizedId>$<deviceIndex>`, what the network classifier reports events under.
-enum VPNLogin {
-    static func id(of user: UnlockedUser, deviceIndex: Int) -> String {
-        "\(user.privateData.userAnonymizedID.uuidString.lowercased())$\(deviceIndex)"
     }
 }

@@ -26,7 +26,7 @@ struct DeviceService: Sendable {
             let index = (0...).first { !used.contains($0) }!
             try await DeviceAnonymized(new, id: device.deviceAnonymizedID, userAnonymizedID: anonymizedID, deviceIndex: index).create(on: tx)
             try await users.vpnAccounts?.create(
-                login: VPNAccountQueue.login(anonymizedID, deviceIndex: index), password: device.vpnPassword ?? "", on: tx)
+                login: VPNLogin.id(anonymizedID, deviceIndex: index), password: device.vpnPassword ?? "", on: tx)
             let updated = try await users.modifyPrivateData(user, on: tx) { data in
                 try Self.checkNameIsFree(new.name, in: data, except: nil)
                 data.devices.append(device)
@@ -78,7 +78,7 @@ struct DeviceService: Sendable {
             }
             try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID).delete()
             try await users.vpnAccounts?.delete(
-                login: VPNAccountQueue.login(user.privateData.userAnonymizedID, deviceIndex: current.deviceIndex), on: tx)
+                login: VPNLogin.id(user.privateData.userAnonymizedID, deviceIndex: current.deviceIndex), on: tx)
             try await Self.announce(updated, change: "DEVICE_DELETED", oldName: current.device.name, newName: nil, on: tx)
         }
     }

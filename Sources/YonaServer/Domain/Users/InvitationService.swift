@@ -181,7 +181,7 @@ struct InvitationService: Sendable {
                     deviceIndex: 0
                 ).create(on: tx)
                 try await users.vpnAccounts?.create(
-                    login: VPNAccountQueue.login(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
+                    login: VPNLogin.id(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
                 let texts = sms.inTransaction(tx)
                 try await texts.sender.sendConfirmationCode(code, to: new.mobileNumber)
                 return (try row.decode(column: "private_data_version", as: Int.self), texts.afterCommit)

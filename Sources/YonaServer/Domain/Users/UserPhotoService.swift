@@ -18,14 +18,7 @@ struct UserPhotoService: Sendable {
         let photoID = UUID()
         let updated = try await db.transaction { tx in
             try await UserPhotoRecord(id: Self.lookupID(photoID), sealedPNG: Data(try Self.seal(png, photoID: photoID))).create(on: tx)
-            var previous: UUID?
-            let updated = try await users.modifyPrivateData(user, on: tx) { data in
-                previous = data.photoID
-                data.photoID = photoID
-            }
-            if let previous { try await Self.retire(previous, on: tx) }
-            try await BuddyService.announceInfoChange(updated, on: tx)
-            return updated
+            return try await replacePhoto(of: user, with: photoID, on: tx)
         }
         return (updated, photoID)
     }
@@ -33,16 +26,19 @@ struct UserPhotoService: Sendable {
     /// Unlinks the user's photo (it stays downloadable for the retention period) and tells the buddies.
     func remove(for user: UnlockedUser) async throws -> UnlockedUser {
         guard user.privateData.photoID != nil else { return user }
-        let updated = try await db.transaction { tx in
-            var previous: UUID?
-            let updated = try await users.modifyPrivateData(user, on: tx) { data in
-                previous = data.photoID
-                data.photoID = nil
-            }
-            if let previous { try await Self.retire(previous, on: tx) }
-            try await BuddyService.announceInfoChange(updated, on: tx)
-            return updated
+        return try await db.transaction { tx in try await replacePhoto(of: user, with: nil, on: tx) }
+    }
+
+    /// Makes `photoID` the user's photo (nil: none), starts the retention period of the one it replaces and
+    /// tells the accepted buddies, in the caller's transaction.
+    private func replacePhoto(of user: UnlockedUser, with photoID: UUID?, on tx: any Database) async throws -> UnlockedUser {
+        var previous: UUID?
+        let updated = try await users.modifyPrivateData(user, on: tx) { data in
+            previous = data.photoID
+            data.photoID = photoID
         }
+        if let previous { try await Self.retire(previous, on: tx) }
+        try await BuddyService.announceInfoChange(updated, on: tx)
         return updated
     }
 

@@ -63,7 +63,7 @@ struct UserService: Sendable {
                     deviceIndex: 0
                 ).create(on: tx)
                 try await vpnAccounts?.create(
-                    login: VPNAccountQueue.login(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
+                    login: VPNLogin.id(privateData.userAnonymizedID, deviceIndex: 0), password: device.vpnPassword ?? "", on: tx)
                 try await AnnouncementService(db: tx).deliverActive(to: privateData.userAnonymizedID, on: tx)
                 // The code is queued with the account: both exist, or neither.
                 let texts = sms.inTransaction(tx)
@@ -137,7 +137,7 @@ struct UserService: Sendable {
                 for device in updated.privateData.devices where given.contains(device.id) {
                     guard let row = rows.first(where: { $0.id == device.deviceAnonymizedID }) else { continue }
                     try await vpnAccounts.create(
-                        login: VPNAccountQueue.login(user.privateData.userAnonymizedID, deviceIndex: row.deviceIndex),
+                        login: VPNLogin.id(user.privateData.userAnonymizedID, deviceIndex: row.deviceIndex),
                         password: device.vpnPassword ?? "", on: tx)
                 }
             }

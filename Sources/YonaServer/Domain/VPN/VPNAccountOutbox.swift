@@ -5,6 +5,14 @@ import NIOPosix
 import SQLKit
 import YonaCrypto
 
+/// A device's VPN login: `<userAnonymizedId>$<deviceIndex>`, the account's name in the directory and what the
+/// network classifier reports the device's events under.
+enum VPNLogin {
+    static func id(_ userAnonymizedID: UUID, deviceIndex: Int) -> String {
+        "\(userAnonymizedID.uuidString.lowercased())$\(deviceIndex)"
+    }
+}
+
 /// A change to one device's VPN account, as it waits in the outbox (sealed).
 enum VPNAccountChange: Codable, Sendable, Equatable {
     case create(login: String, passwordHash: String)
@@ -17,11 +25,6 @@ enum VPNAccountChange: Codable, Sendable, Equatable {
 struct VPNAccountQueue: Sendable {
     let key: SymmetricKey
 
-    /// A device's VPN login: `<userAnonymizedId>$<deviceIndex>`.
-    static func login(_ userAnonymizedID: UUID, deviceIndex: Int) -> String {
-        "\(userAnonymizedID.uuidString.lowercased())$\(deviceIndex)"
-    }
-
     func create(login: String, password: String, on db: any Database) async throws {
         try await queue(.create(login: login, passwordHash: LDAPPasswordHash.ssha(password)), on: db)
     }
@@ -33,7 +36,7 @@ struct VPNAccountQueue: Sendable {
     /// Deletes the accounts of every device an anonymized user still has (account deletion, overwrite).
     func deleteAll(of userAnonymizedID: UUID, on db: any Database) async throws {
         let indexes = try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id == userAnonymizedID).all(\.$deviceIndex)
-        for index in indexes.sorted() { try await delete(login: Self.login(userAnonymizedID, deviceIndex: index), on: db) }
+        for index in indexes.sorted() { try await delete(login: VPNLogin.id(userAnonymizedID, deviceIndex: index), on: db) }
     }
 
     private func queue(_ change: VPNAccountChange, on db: any Database) async throws {
