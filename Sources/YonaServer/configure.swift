@@ -54,7 +54,10 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
         metrics: metrics,
-        vpnResources: try VPNResources.load(config.vpn, logger: app.logger))
+        vpnResources: try VPNResources.load(config.vpn, logger: app.logger),
+        ingest: GroupCommit(
+            concurrency: app.usesSerializedWrites ? 1 : 2, observe: { metrics.analyzerRound(reports: $0) },
+            round: { reports, db in try await AnalysisService.recordRound(reports, on: db) }))
 
     app.middleware = Middlewares()
     app.middleware.use(RequestContextMiddleware())
@@ -113,6 +116,8 @@ struct YonaServices: Sendable {
     let metrics: YonaMetrics
     /// The OpenVPN profile, the SSL root certificate and the Apple configuration profile the apps download.
     let vpnResources: VPNResources
+    /// Analyzer reports recorded in group-commit rounds (`AnalysisService`).
+    let ingest: GroupCommit<ActivityReport, [Int64]>
 
     /// Where device changes queue their VPN accounts; nil without a directory.
     var vpnAccounts: VPNAccountQueue? { config.vpnAccounts == nil ? nil : VPNAccountQueue(key: recovery.vpnOutboxKey) }
@@ -137,6 +142,9 @@ extension Application {
         if case .postgres = yona.config.database { return true }
         return false
     }
+
+    /// SQLite: one writer at a time (`SerializedWritesDatabase`), so a second concurrent write round gains nothing.
+    var usesSerializedWrites: Bool { databases.configuration() is SerializedWritesConfiguration }
 
     var announcementFanOut: AnnouncementFanOut {
         AnnouncementFanOut(db: db, skipLocked: usesPostgres)
@@ -216,7 +224,7 @@ extension Request {
     }
 
     var analysis: AnalysisService {
-        AnalysisService(db: db, metrics: application.yona.metrics)
+        AnalysisService(db: db, metrics: application.yona.metrics, ingest: application.yona.ingest)
     }
 
     var newDeviceRequests: NewDeviceRequestService {

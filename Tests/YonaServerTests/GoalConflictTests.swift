@@ -250,4 +250,67 @@ import Testing
             #expect(try await Activity.query(on: first.app.db).count() == 10)
         }
     }
+
+    /// The classifier's posts are recorded in shared rounds (group commit): an attacker's or a broken classifier's
+    /// posts in the same round (unknown users, unknown devices, one event replayed in parallel) get their own
+    /// answers and leave nothing behind, and the good posts around them all count.
+    @Test(arguments: TestDatabase.available)
+    func parallelPostsInOneRoundEachGetTheirOwnAnswer(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let replayed = try await server.createUser()
+            try await server.addNoGoGoal(replayed, category: Self.gambling, since: Date().addingTimeInterval(-86_400))
+            let (replayedUA, _) = try await server.vpnLogin(replayed)
+            let busy = try await server.createUser()
+            try await server.addNoGoGoal(busy, category: Self.gambling, since: Date().addingTimeInterval(-86_400))
+            let (busyUA, _) = try await server.vpnLogin(busy)
+            let t0 = Date().addingTimeInterval(-20 * 3600)
+            enum Post: Sendable {
+                case replay, unknownUser, unknownDevice
+                case visit(Int)
+            }
+            let posts: [Post] = (0..<10).flatMap { [.replay, .unknownUser, .unknownDevice, .visit($0)] }.shuffled()
+            let answers = try await withThrowingTaskGroup(of: (Post, APIResponse).self) { group in
+                for post in posts {
+                    group.addTask {
+                        let answer: APIResponse
+                        switch post {
+                        case .replay:
+                            answer = try await server.postNetworkActivity(
+                                replayedUA, categories: ["gambling"], url: "https://p.example/once", at: t0, idempotencyKey: "evt-replayed",
+                                timeout: .seconds(120))
+                        case .unknownUser:
+                            answer = try await server.postNetworkActivity(
+                                UUID().uuidString, categories: ["gambling"], url: "https://p.example/", idempotencyKey: UUID().uuidString,
+                                timeout: .seconds(120))
+                        case .unknownDevice:
+                            answer = try await server.postNetworkActivity(
+                                busyUA, deviceIndex: 9, categories: ["gambling"], url: "https://p.example/", timeout: .seconds(120))
+                        case .visit(let n):
+                            // Visits 20 minutes apart: each one a new conflict.
+                            answer = try await server.postNetworkActivity(
+                                busyUA, categories: ["gambling"], url: "https://p.example/\(n)", at: t0.addingTimeInterval(Double(n) * 1200),
+                                idempotencyKey: "visit-\(n)", timeout: .seconds(120))
+                        }
+                        return (post, answer)
+                    }
+                }
+                return try await group.reduce(into: [(Post, APIResponse)]()) { $0.append($1) }
+            }
+            #expect(answers.count == 40)
+            for (post, answer) in answers {
+                switch post {
+                case .replay, .visit: #expect(answer.status == 204)
+                case .unknownUser: #expect(answer.status == 400 && answer.errorCode == "error.user.not.found.id")
+                case .unknownDevice: #expect(answer.status == 404 && answer.errorCode == "error.device.not.found.id")
+                }
+            }
+            #expect(try await server.messages(replayed, query: "?size=100").count == 1)
+            let visits = try await server.messages(busy, query: "?size=100")
+            #expect(visits.count == 10)
+            #expect(Set(visits.compactMap { $0["url"] as? String }) == Set((0..<10).map { "https://p.example/\($0)" }))
+            #expect(try await Activity.query(on: server.app.db).count() == 11)
+            // Keys of refused posts are not remembered; the replayed key and the visits' are, once each.
+            #expect(try await ProcessedAnalyzerEvent.query(on: server.app.db).count() == 11)
+        }
+    }
 }

@@ -45,12 +45,19 @@ final class YonaMetrics: Sendable {
         registry.makeCounter(descriptor: name("fcm_oauth_refreshes", "total", "FCM access tokens obtained")).increment()
     }
 
-    func analyzerEvent(conflicts: Int) {
-        registry.makeCounter(descriptor: name("analyzer_events", "total", "Activity events recorded")).increment()
+    func analyzerEvents(_ count: Int, conflicts: Int) {
+        registry.makeCounter(descriptor: name("analyzer_events", "total", "Activity events recorded")).increment(by: Int64(count))
         if conflicts > 0 {
             registry.makeCounter(descriptor: name("goal_conflict_messages", "total", "Goal-conflict messages raised (own and buddy copies)"))
                 .increment(by: Int64(conflicts))
         }
+    }
+
+    /// One group-commit round of analyzer reports (events / rounds is the mean round size).
+    func analyzerRound(reports: Int) {
+        registry.makeCounter(descriptor: name("analyzer_rounds", "total", "Transactions that recorded analyzer reports")).increment()
+        registry.makeCounter(descriptor: name("analyzer_round_reports", "total", "Analyzer reports recorded in those rounds"))
+            .increment(by: Int64(reports))
     }
 
     func text(channel: String, outcome: String) {

@@ -57,7 +57,11 @@ enum AnalysisController {
                     categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,
                     startTime: min(start.addingTimeInterval(skew), now), endTime: min(end.addingTimeInterval(skew), now), idempotencyKey: nil))
         }
-        for event in events.sorted(by: { $0.startTime < $1.startTime }) { try await req.analysis.record(event) }
+        // One report: the whole batch is recorded in one transaction, in the order the activities happened.
+        try await req.analysis.record(
+            ActivityReport(
+                userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
+                events: events.sorted(by: { $0.startTime < $1.startTime })))
         return .noContent
     }
 

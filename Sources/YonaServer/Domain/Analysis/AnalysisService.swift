@@ -16,8 +16,32 @@ struct ActivityEvent: Sendable {
     let idempotencyKey: String?
 }
 
+/// Events of one device that are recorded together or not at all: one classifier post, or one app-activity batch.
+struct ActivityReport: Sendable {
+    let userAnonymizedID: UUID
+    let deviceIndex: Int
+    let events: [ActivityEvent]
+
+    init(_ event: ActivityEvent) {
+        self.init(userAnonymizedID: event.userAnonymizedID, deviceIndex: event.deviceIndex, events: [event])
+    }
+
+    /// `events` must all be of this user's device.
+    init(userAnonymizedID: UUID, deviceIndex: Int, events: [ActivityEvent]) {
+        precondition(events.allSatisfy { $0.userAnonymizedID == userAnonymizedID && $0.deviceIndex == deviceIndex })
+        self.userAnonymizedID = userAnonymizedID
+        self.deviceIndex = deviceIndex
+        self.events = events
+    }
+}
+
 /// Turns reported activity into activities per device and goal, and raises a goal conflict when a
-/// no-go goal is hit. Events of one user are handled one at a time, across instances too.
+/// no-go goal is hit. Reports of one user are handled one at a time, across instances too.
+///
+/// Reports arriving together are recorded together: `AnalysisService.ingest` hands each to a group commit, whose
+/// current round takes every report waiting and records them in one transaction with set-based reads (devices,
+/// goals, idempotency keys of the whole round at once). A busy classifier then costs one transaction per round,
+/// not one per event; each post still gets its own answer, after its round committed (docs/performance.md).
 struct AnalysisService: Sendable {
     static let mergeGap: TimeInterval = 15 * 60
     static let minimumDuration: TimeInterval = 60
@@ -26,139 +50,146 @@ struct AnalysisService: Sendable {
 
     let db: any Database
     var metrics: YonaMetrics? = nil
+    /// The process's group commit; without one each report is its own round.
+    var ingest: GroupCommit<ActivityReport, [Int64]>? = nil
 
     /// Records the event; returns the ids of the messages it raised.
     @discardableResult
     func record(_ event: ActivityEvent, now: Date = Date()) async throws -> [Int64] {
-        guard event.startTime <= now.addingTimeInterval(Self.maxFutureSkew) else { throw YonaError(.invalidEventTime) }
-        let categories = try await ActivityCategory.query(on: db).all().filter { category in
-            let names = event.matchApplications ? category.applications : category.classifierCategories
-            return !Set(names).isDisjoint(with: event.categoryNames)
+        try await record(ActivityReport(event), now: now)
+    }
+
+    /// Records the report's events in their order, all or none; returns the ids of the messages they raised.
+    @discardableResult
+    func record(_ report: ActivityReport, now: Date = Date()) async throws -> [Int64] {
+        for event in report.events where event.startTime > now.addingTimeInterval(Self.maxFutureSkew) {
+            throw YonaError(.invalidEventTime)
         }
-        let raised: [Int64] = try await serialized(event.userAnonymizedID) { tx -> [Int64] in
-            guard try await UserAnonymized.find(event.userAnonymizedID, on: tx) != nil else { throw YonaError(.userNotFound) }
-            guard
-                let device = try await DeviceAnonymized.query(on: tx)
-                    .filter(\.$userAnonymized.$id == event.userAnonymizedID)
-                    .filter(\.$deviceIndex == event.deviceIndex).first()
-            else {
-                throw YonaError(.deviceNotFound)
-            }
-            // Yona's "last seen": the day the activity ended, whatever it matched (one statement; it only moves forward).
-            let day = UserCalendar.day(max(event.endTime ?? event.startTime, event.startTime))
-            try await tx.sql.raw(
-                """
-                UPDATE devices_anonymized SET last_monitored_activity_date = \(bind: day)
-                WHERE id = \(bind: device.id!) AND (last_monitored_activity_date IS NULL OR last_monitored_activity_date < \(bind: day))
-                """
-            ).run()
-            if let key = event.idempotencyKey {
-                let hash = Self.keyHash(event.userAnonymizedID, key)
-                if try await ProcessedAnalyzerEvent.query(on: tx).filter(\.$keyHash == hash).count() > 0 { return [] }
-                try await ProcessedAnalyzerEvent(id: UUID(), keyHash: hash, processedAt: now).create(on: tx)
-            }
-            guard !categories.isEmpty else { return [] }
-            let goals = try await Goal.query(on: tx)
-                .filter(\.$userAnonymized.$id == event.userAnonymizedID)
-                .filter(\.$activityCategory.$id ~~ categories.compactMap(\.id))
-                .all()
-            var raised: [Int64] = []
-            // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
-            // only for no-go goals (a budget would count the same minutes twice).
-            let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
-            for goal in goals {
-                // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
-                // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
-                guard let spec = try await Self.version(of: goal, at: event.startTime.addingTimeInterval(Self.maxFutureSkew), on: tx) else {
-                    continue
-                }
-                if onlyNoGo && !spec.isNoGo { continue }
-                let isNew = try await mergeActivity(event, device: device.id!, goal: goal.id!, on: tx)
-                if isNew, spec.isNoGo {
-                    raised += try await raiseGoalConflict(event, goal: goal, on: tx, now: now)
-                }
-            }
-            return raised
+        let raised: [Int64]
+        if let ingest {
+            raised = try await ingest.submit(report, on: db)
+        } else {
+            raised = try await Self.recordRound([report], on: db, now: now)[0].get()
         }
-        metrics?.analyzerEvent(conflicts: raised.count)
+        metrics?.analyzerEvents(report.events.count, conflicts: raised.count)
         return raised
     }
 
-    /// What `goal` asked at `time`: the goal itself from its creation on, an earlier version (history item) before
-    /// that, nothing before the goal existed.
-    static func version(of goal: Goal, at time: Date, on db: any Database) async throws -> GoalSpec? {
-        if goal.creationTime <= time { return goal.spec }
-        guard
-            let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.id!)
-                .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
-        else { return nil }
-        return item.spec
+    /// The group commit's round: every report in one transaction. A report whose user or device does not exist
+    /// fails alone (nothing of it is written); an error of the store fails the round (the group commit then
+    /// retries each report in a round of its own).
+    static func recordRound(_ reports: [ActivityReport], on db: any Database, now: Date = Date()) async throws -> [Result<[Int64], any Error>] {
+        let categories = try await ActivityCategory.query(on: db).all()
+        return try await db.transaction { tx in
+            let round = try await Round.load(reports, categories: categories, on: tx, now: now)
+            var results: [Result<[Int64], any Error>] = []
+            for report in reports {
+                guard round.users.contains(report.userAnonymizedID) else {
+                    results.append(.failure(YonaError(.userNotFound)))
+                    continue
+                }
+                guard let device = round.devices[DeviceKey(user: report.userAnonymizedID, index: report.deviceIndex)] else {
+                    results.append(.failure(YonaError(.deviceNotFound)))
+                    continue
+                }
+                var raised: [Int64] = []
+                for event in report.events where round.isFirstSight(event) {
+                    raised += try await record(event, device: device, round: round, on: tx, now: now)
+                }
+                results.append(.success(raised))
+            }
+            try await round.finish(on: tx)
+            return results
+        }
+    }
+
+    private static func record(_ event: ActivityEvent, device: Round.Device, round: Round, on tx: any Database, now: Date) async throws -> [Int64] {
+        // Yona's "last seen": the day the activity ended, whatever it matched.
+        round.sawActivity(of: device, on: UserCalendar.day(max(event.endTime ?? event.startTime, event.startTime)))
+        let names = Set(event.categoryNames)
+        let categories = Set(
+            round.categories.filter { !names.isDisjoint(with: event.matchApplications ? $0.applications : $0.classifierCategories) }
+                .compactMap(\.id))
+        guard !categories.isEmpty else { return [] }
+        // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
+        // only for no-go goals (a budget would count the same minutes twice).
+        let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
+        var raised: [Int64] = []
+        for goal in round.goals[event.userAnonymizedID, default: []] where categories.contains(goal.categoryID) {
+            // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
+            // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
+            guard let isNoGo = try await goal.isNoGo(at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
+            if onlyNoGo && !isNoGo { continue }
+            let isNew = try await mergeActivity(event, device: device.id, goal: goal.id, on: tx)
+            if isNew, isNoGo {
+                raised += try await raiseGoalConflict(event, goal: goal, on: tx, now: now)
+            }
+        }
+        return raised
     }
 
     /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either
     /// order of arrival); otherwise starts a new one. Returns whether it is new.
-    private func mergeActivity(_ event: ActivityEvent, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
+    ///
+    /// The candidate is the first activity (by end) that ends no earlier than 15 minutes before the event starts:
+    /// one probe of the `(device, goal, end_time)` index, whatever the history's length and however late the event.
+    private static func mergeActivity(_ event: ActivityEvent, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
         let start = event.startTime
-        let end = max(event.endTime ?? start, start.addingTimeInterval(Self.minimumDuration))
-        let near = try await Activity.query(on: tx)
-            .filter(\.$device.$id == device).filter(\.$goal.$id == goal)
-            .filter(\.$startTime <= end.addingTimeInterval(Self.mergeGap))
-            .filter(\.$endTime >= start.addingTimeInterval(-Self.mergeGap))
-            .sort(\.$endTime, .descending).first()
-        if let near {
-            near.startTime = min(near.startTime, start)
-            near.endTime = max(near.endTime, end)
-            try await near.save(on: tx)
+        let end = max(event.endTime ?? start, start.addingTimeInterval(minimumDuration))
+        let near = try await tx.sql.raw(
+            """
+            SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
+            WHERE device_anonymized_id = \(bind: device) AND goal_id = \(bind: goal) AND end_time >= \(bind: start.addingTimeInterval(-mergeGap))
+            ORDER BY end_time LIMIT 1
+            """
+        ).first()
+        if let near, try near.decode(column: "start_time", as: Date.self) <= end.addingTimeInterval(mergeGap) {
+            let (oldStart, oldEnd) = (try near.decode(column: "start_time", as: Date.self), try near.decode(column: "end_time", as: Date.self))
+            guard start < oldStart || end > oldEnd else { return false }
+            try await tx.sql.raw(
+                """
+                UPDATE \(unsafeRaw: Activity.schema) SET start_time = \(bind: min(oldStart, start)), end_time = \(bind: max(oldEnd, end))
+                WHERE id = \(bind: try near.decode(column: "id", as: UUID.self))
+                """
+            ).run()
             return false
         }
-        try await Activity(
-            id: UUID(), userAnonymizedID: event.userAnonymizedID, deviceID: device, goalID: goal,
-            startTime: start, endTime: end
-        ).create(on: tx)
+        try await tx.sql.raw(
+            """
+            INSERT INTO \(unsafeRaw: Activity.schema) (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time)
+            VALUES (\(bind: UUID()), \(bind: event.userAnonymizedID), \(bind: device), \(bind: goal), \(bind: start), \(bind: end))
+            """
+        ).run()
         return true
     }
 
     /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
-    private func raiseGoalConflict(_ event: ActivityEvent, goal: Goal, on tx: any Database, now: Date) async throws -> [Int64] {
-        let url = event.url.map { String($0.prefix(Self.maxURLLength)) }
-        let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(Self.minimumDuration))
+    private static func raiseGoalConflict(_ event: ActivityEvent, goal: Round.Goal, on tx: any Database, now: Date) async throws -> [Int64] {
+        let url = event.url.map { String($0.prefix(maxURLLength)) }
+        let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(minimumDuration))
+        let sharing = try await tx.sql.raw(
+            """
+            SELECT buddy_user_anonymized_id FROM \(unsafeRaw: BuddyAnonymized.schema)
+            WHERE owner_user_anonymized_id = \(bind: event.userAnonymizedID) AND sending_status = \(bind: PrivateBuddy.Status.accepted.rawValue)
+            AND buddy_user_anonymized_id IS NOT NULL
+            """
+        ).all().map { try $0.decode(column: "buddy_user_anonymized_id", as: UUID.self) }
+        let keys = try await MessageWriter.inboxKeys(of: [event.userAnonymizedID] + sharing, on: tx)
+        guard keys[event.userAnonymizedID] != nil else { return [] }
+        let original = MessageWriter.newMessageID()
         let conflict = MessagePayload(
-            kind: .goalConflict, messageID: 0, subjectUserAnonymizedID: event.userAnonymizedID,
-            activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
+            kind: .goalConflict, messageID: original, subjectUserAnonymizedID: event.userAnonymizedID,
+            activityCategoryID: goal.categoryID, goalID: goal.id, url: url,
             activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
-        guard
-            let original = try await MessageWriter.deliver(
-                to: event.userAnonymizedID, on: tx, now: now,
-                { id in
-                    var own = conflict
-                    own.messageID = id
-                    return own
-                })
-        else { return [] }
-        var raised = [original]
-        let sharing = try await BuddyAnonymized.query(on: tx)
-            .filter(\.$owner.$id == event.userAnonymizedID)
-            .filter(\.$sendingStatus == PrivateBuddy.Status.accepted.rawValue)
-            .filter(\.$buddyUserAnonymizedID != nil).all()
-        for buddy in sharing {
-            guard let recipient = buddy.buddyUserAnonymizedID else { continue }
-            let copy = try await MessageWriter.deliver(to: recipient, on: tx, now: now) { id in
-                var copy = conflict
-                copy.messageID = id
-                copy.url = nil
-                copy.originalMessageID = original
-                return copy
-            }
-            if let copy { raised.append(copy) }
+        var deliveries = [MessageWriter.Delivery(recipient: event.userAnonymizedID, id: original, payload: conflict)]
+        for buddy in sharing where keys[buddy] != nil {
+            var copy = conflict
+            copy.messageID = MessageWriter.newMessageID()
+            copy.url = nil
+            copy.originalMessageID = original
+            deliveries.append(MessageWriter.Delivery(recipient: buddy, id: copy.messageID, payload: copy))
         }
-        return raised
-    }
-
-    private func serialized<T: Sendable>(_ userAnonymizedID: UUID, _ body: @escaping @Sendable (any Database) async throws -> T) async throws -> T {
-        try await db.transaction { tx in
-            try await tx.lockAnonymizedUser(userAnonymizedID)
-            return try await body(tx)
-        }
+        return try await MessageWriter.deliver(deliveries, keys: keys, on: tx, now: now)
     }
 
     static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {
@@ -172,5 +203,148 @@ struct AnalysisService: Sendable {
     /// Forgets idempotency keys older than their lifetime; every instance runs it now and then.
     static func purgeIdempotencyKeys(on db: any Database, now: Date = Date()) async throws {
         try await ProcessedAnalyzerEvent.query(on: db).filter(\.$processedAt < now.addingTimeInterval(-idempotencyKeyLifetime)).delete()
+    }
+}
+
+private struct DeviceKey: Hashable {
+    let user: UUID
+    let index: Int
+}
+
+/// What one round reads at once for all its reports, and the writes it saves for its end.
+private final class Round {
+    struct Device {
+        let id: UUID
+        let operatingSystem: String
+        let lastMonitoredDay: String?
+    }
+
+    struct Goal {
+        let id: UUID
+        let categoryID: UUID
+        let creationTime: Date
+        let kind: String
+        let maxDurationMinutes: Int?
+
+        /// Whether the goal was a no-go goal at `time`: the goal itself from its creation on, an earlier version
+        /// (history item) before that; nil before the goal existed.
+        func isNoGo(at time: Date, on db: any Database) async throws -> Bool? {
+            if creationTime <= time { return GoalSpec(kind: kind, maxDurationMinutes: maxDurationMinutes, zones: []).isNoGo }
+            guard
+                let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == id)
+                    .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
+            else { return nil }
+            return item.spec.isNoGo
+        }
+    }
+
+    let categories: [ActivityCategory]
+    let users: Set<UUID>
+    let devices: [DeviceKey: Device]
+    let goals: [UUID: [Goal]]
+    private let now: Date
+    /// Idempotency-key hashes stored before this round; the ones this round saw, to store at its end.
+    private let storedKeys: Set<String>
+    private var newKeys: [String] = []
+    /// The latest day of activity per device this round, where it moves the device's "last seen" forward.
+    private var lastDays: [UUID: String] = [:]
+
+    private init(
+        categories: [ActivityCategory], users: Set<UUID>, devices: [DeviceKey: Device], goals: [UUID: [Goal]], storedKeys: Set<String>,
+        now: Date
+    ) {
+        self.categories = categories
+        self.users = users
+        self.devices = devices
+        self.goals = goals
+        self.storedKeys = storedKeys
+        self.now = now
+    }
+
+    /// Locks the round's users (in one order, so rounds of several instances never deadlock; `NO KEY UPDATE`, so a
+    /// message inserted for a locked user elsewhere does not wait) and reads their devices, their goals on the
+    /// categories the round names, and which of its idempotency keys are known.
+    static func load(_ reports: [ActivityReport], categories: [ActivityCategory], on tx: any Database, now: Date) async throws -> Round {
+        let userIDs = Array(Set(reports.map(\.userAnonymizedID))).sorted { $0.uuidString < $1.uuidString }
+        let lock = tx.sql.dialect.name == "sqlite" ? "" : " ORDER BY id FOR NO KEY UPDATE"
+        let users = Set(
+            try await tx.sql.raw("SELECT id FROM \(unsafeRaw: UserAnonymized.schema) WHERE id IN (\(binds: userIDs))\(unsafeRaw: lock)").all()
+                .map { try $0.decode(column: "id", as: UUID.self) })
+        guard !users.isEmpty else { return Round(categories: categories, users: [], devices: [:], goals: [:], storedKeys: [], now: now) }
+        var devices: [DeviceKey: Device] = [:]
+        for row in try await tx.sql.raw(
+            """
+            SELECT id, user_anonymized_id, device_index, operating_system, last_monitored_activity_date
+            FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE user_anonymized_id IN (\(binds: Array(users)))
+            """
+        ).all() {
+            let key = DeviceKey(
+                user: try row.decode(column: "user_anonymized_id", as: UUID.self), index: try row.decode(column: "device_index", as: Int.self))
+            devices[key] = Device(
+                id: try row.decode(column: "id", as: UUID.self), operatingSystem: try row.decode(column: "operating_system", as: String.self),
+                lastMonitoredDay: try row.decode(column: "last_monitored_activity_date", as: String?.self))
+        }
+        let named = Set(reports.flatMap(\.events).flatMap(\.categoryNames))
+        let relevant = categories.filter { !named.isDisjoint(with: $0.classifierCategories) || !named.isDisjoint(with: $0.applications) }
+            .compactMap(\.id)
+        var goals: [UUID: [Goal]] = [:]
+        if !relevant.isEmpty {
+            for row in try await tx.sql.raw(
+                """
+                SELECT id, user_anonymized_id, activity_category_id, creation_time, kind, max_duration_minutes FROM \(unsafeRaw: YonaServer.Goal.schema)
+                WHERE user_anonymized_id IN (\(binds: Array(users))) AND activity_category_id IN (\(binds: relevant))
+                """
+            ).all() {
+                goals[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(
+                    Goal(
+                        id: try row.decode(column: "id", as: UUID.self), categoryID: try row.decode(column: "activity_category_id", as: UUID.self),
+                        creationTime: try row.decode(column: "creation_time", as: Date.self), kind: try row.decode(column: "kind", as: String.self),
+                        maxDurationMinutes: try row.decode(column: "max_duration_minutes", as: Int?.self)))
+            }
+        }
+        let hashes = reports.flatMap(\.events).compactMap { event in event.idempotencyKey.map { AnalysisService.keyHash(event.userAnonymizedID, $0) }
+        }
+        var stored: Set<String> = []
+        if !hashes.isEmpty {
+            stored = Set(
+                try await tx.sql.raw(
+                    "SELECT key_hash FROM \(unsafeRaw: ProcessedAnalyzerEvent.schema) WHERE key_hash IN (\(binds: Array(Set(hashes))))"
+                ).all().map { try $0.decode(column: "key_hash", as: String.self) })
+        }
+        return Round(categories: categories, users: users, devices: devices, goals: goals, storedKeys: stored, now: now)
+    }
+
+    /// Whether the event is new: no idempotency key, or one neither stored nor seen earlier in this round.
+    func isFirstSight(_ event: ActivityEvent) -> Bool {
+        guard let key = event.idempotencyKey else { return true }
+        let hash = AnalysisService.keyHash(event.userAnonymizedID, key)
+        guard !storedKeys.contains(hash), !newKeys.contains(hash) else { return false }
+        newKeys.append(hash)
+        return true
+    }
+
+    func sawActivity(of device: Device, on day: String) {
+        if let stored = device.lastMonitoredDay, stored >= day { return }
+        if let seen = lastDays[device.id], seen >= day { return }
+        lastDays[device.id] = day
+    }
+
+    /// Stores the round's idempotency keys (one statement) and moves "last seen" forward (one statement per
+    /// device whose day changed: once a day each).
+    func finish(on tx: any Database) async throws {
+        if !newKeys.isEmpty {
+            let rows = newKeys.map { SQLQueryString("(\(bind: UUID()), \(bind: $0), \(bind: now))") }
+            try await tx.sql.raw(
+                "INSERT INTO \(unsafeRaw: ProcessedAnalyzerEvent.schema) (id, key_hash, processed_at) VALUES \(rows.joined(separator: ", "))"
+            ).run()
+        }
+        for (device, day) in lastDays {
+            try await tx.sql.raw(
+                """
+                UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET last_monitored_activity_date = \(bind: day)
+                WHERE id = \(bind: device) AND (last_monitored_activity_date IS NULL OR last_monitored_activity_date < \(bind: day))
+                """
+            ).run()
+        }
     }
 }

@@ -29,22 +29,58 @@ enum MessageWriter {
     @discardableResult
     static func deliver(
         to recipient: UUID, id: Int64, on db: any Database, now: Date, push: Bool = true, payload: MessagePayload,
-        relate: (Message) -> Void = { _ in }
+        relate: @escaping (Message) -> Void = { _ in }
     ) async throws -> Int64? {
-        guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else {
-            return nil
+        let delivery = Delivery(recipient: recipient, id: id, payload: payload, push: push, relate: relate)
+        return try await deliver([delivery], keys: try await inboxKeys(of: [recipient], on: db), on: db, now: now).first
+    }
+
+    /// One message to write.
+    struct Delivery {
+        let recipient: UUID
+        let id: Int64
+        let payload: MessagePayload
+        var push = true
+        var relate: (Message) -> Void = { _ in }
+    }
+
+    /// The anonymous inbox keys of `recipients` that have one.
+    static func inboxKeys(of recipients: [UUID], on db: any Database) async throws -> [UUID: [UInt8]] {
+        guard !recipients.isEmpty else { return [:] }
+        var keys: [UUID: [UInt8]] = [:]
+        for row in try await db.sql.raw(
+            """
+            SELECT id, anonymous_inbox_public_key FROM \(unsafeRaw: UserAnonymized.schema)
+            WHERE id IN (\(binds: Array(Set(recipients)))) AND anonymous_inbox_public_key IS NOT NULL
+            """
+        ).all() {
+            keys[try row.decode(column: "id", as: UUID.self)] = Array(try row.decode(column: "anonymous_inbox_public_key", as: Data.self))
         }
-        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
-        let message = Message(id: id, userAnonymizedID: recipient, sealedPayload: Data(sealed), creationTime: now)
-        if payload.relatesAcceptedBuddies, payload.subjectUserAnonymizedID != recipient {
-            message.senderAnonymizedID = payload.subjectUserAnonymizedID
+        return keys
+    }
+
+    /// Writes the messages whose recipients have an inbox key in `keys`, and queues their pushes: one insert for the
+    /// messages, one read of the recipients' devices, one insert for the pushes. Returns the ids written, in order.
+    static func deliver(_ deliveries: [Delivery], keys: [UUID: [UInt8]], on db: any Database, now: Date) async throws -> [Int64] {
+        var messages: [Message] = []
+        for delivery in deliveries {
+            guard let publicKey = keys[delivery.recipient] else { continue }
+            let payload = delivery.payload
+            let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: publicKey)
+            let message = Message(id: delivery.id, userAnonymizedID: delivery.recipient, sealedPayload: Data(sealed), creationTime: now)
+            if payload.relatesAcceptedBuddies, payload.subjectUserAnonymizedID != delivery.recipient {
+                message.senderAnonymizedID = payload.subjectUserAnonymizedID
+            }
+            message.originMessageID = payload.originalMessageID
+            if payload.kind == .goalConflict, payload.subjectUserAnonymizedID == delivery.recipient { message.goalID = payload.goalID }
+            delivery.relate(message)
+            messages.append(message)
         }
-        message.originMessageID = payload.originalMessageID
-        if payload.kind == .goalConflict, payload.subjectUserAnonymizedID == recipient { message.goalID = payload.goalID }
-        relate(message)
-        try await message.create(on: db)
-        if push { try await OutboxWriter.queuePushes(messageID: id, recipient: recipient, on: db, now: now) }
-        return id
+        guard !messages.isEmpty else { return [] }
+        try await messages.create(on: db)
+        let pushed = Set(deliveries.filter(\.push).map(\.id))
+        try await OutboxWriter.queuePushes(messages.filter { pushed.contains($0.id!) }.map { ($0.id!, $0.$userAnonymized.id) }, on: db, now: now)
+        return messages.map { $0.id! }
     }
 
     /// Seals a direct message from one identity to another's named inbox; it gets its message id when the
@@ -132,13 +168,26 @@ enum MessageWriter {
 /// Writes the push outbox; the only code that does.
 enum OutboxWriter {
     static func queuePushes(messageID: Int64, recipient: UUID, on db: any Database, now: Date) async throws {
-        let devices = try await DeviceAnonymized.query(on: db)
-            .filter(\.$userAnonymized.$id == recipient)
-            .filter(\.$firebaseInstanceID != nil)
-            .filter(\.$notificationsEnabled == true)
-            .all()
-        for device in devices {
-            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: messageID, now: now).create(on: db)
+        try await queuePushes([(messageID, recipient)], on: db, now: now)
+    }
+
+    /// A push for each message to each of its recipient's devices that can get one: one read, one insert.
+    static func queuePushes(_ messages: [(id: Int64, recipient: UUID)], on db: any Database, now: Date) async throws {
+        guard !messages.isEmpty else { return }
+        var devices: [UUID: [UUID]] = [:]
+        for row in try await db.sql.raw(
+            """
+            SELECT id, user_anonymized_id FROM \(unsafeRaw: DeviceAnonymized.schema)
+            WHERE user_anonymized_id IN (\(binds: Array(Set(messages.map(\.recipient))))) AND firebase_instance_id IS NOT NULL
+            AND notifications_enabled = \(bind: true)
+            """
+        ).all() {
+            devices[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(try row.decode(column: "id", as: UUID.self))
         }
+        let pushes = messages.flatMap { message in
+            devices[message.recipient, default: []].map { PendingPush(id: UUID(), deviceID: $0, messageID: message.id, now: now) }
+        }
+        guard !pushes.isEmpty else { return }
+        try await pushes.create(on: db)
     }
 }

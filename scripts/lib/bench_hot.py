@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""`scripts/bench ingest` and `scripts/bench read`: the hot paths as ratios against `/health`, measured with wrk.
+
+Usage: bench_hot.py ingest|read BASE_URL sqlite|postgres DB SERVER_PID WORK_DIR [--prefill N]
+
+DB is the SQLite file or the PostgreSQL URL the running server (a test server, `serve --no-workers`) uses.
+Users, goals and buddies are made through the API; bulk history (activities, inbox messages) is copied in
+SQL from rows the API made, so the rows are real ones.
+
+ingest: 8 users (each with the mandatory gambling no-go goal, a social budget goal, a device with a Firebase
+Instance ID, and the same 5 sharing buddies); wrk posts network events round-robin over them, each with its own
+Idempotency-Key:
+  - no goal:  category `news`, which none of them has a goal on;
+  - merge:    category `social` at the current time (extends the open activity of the budget goal);
+  - conflict: category `gambling`, each event 17 minutes before the previous one of that user, so every post
+              opens a new activity on the no-go goal and raises a conflict (the user's message and 5 buddy copies,
+              each sealed, with pushes queued).
+Then N activities (default 1,000,000) are added to those users' history and the runs repeat.
+
+read: the profile (`GET /users/{u}` with Yona-Password) of a user with 5 buddies, and the inbox page
+(`GET /users/{u}/messages/?page=0&size=20`) of a user with 100 messages, then with 100,000.
+"""
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from datetime import datetime, timedelta, timezone
+
+MODE, BASE, KIND, DB, SERVER_PID, WORK = sys.argv[1:7]
+PREFILL = int(sys.argv[sys.argv.index("--prefill") + 1]) if "--prefill" in sys.argv else 1_000_000
+TOKEN = {"Authorization": "Bearer bench-internal-token-0123"}
+DURATION, CONNECTIONS = "10s", 32
+YEARS_BACK = 20  # goals and users are dated this far back so that every back-dated conflict counts
+
+
+def call(method, path, headers=None, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(path if path.startswith("http") else BASE + path, data=data, method=method,
+                                     headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def ok(answer, expected=200):
+    status, body = answer
+    assert status == expected, (status, body[:500])
+    return json.loads(body) if body else {}
+
+
+def stamp(moment):
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+0000"
+
+
+def sql(statement):
+    """Runs one statement against the server's store; returns the first column of the first row, if any."""
+    if KIND == "postgres":
+        return subprocess.run(["psql", "-tAq", DB, "-c", statement], check=True, capture_output=True, text=True).stdout.strip()
+    connection = sqlite3.connect(DB, timeout=60)
+    try:
+        row = connection.execute(statement).fetchone()
+        connection.commit()
+        return "" if row is None else str(row[0])
+    finally:
+        connection.close()
+
+
+class User:
+    def __init__(self, number, since=None):
+        created = ok(call("POST", "/users/", body={
+            "firstName": "Bench", "lastName": "User", "nickname": "BU", "mobileNumber": number, "deviceName": "Phone",
+            "deviceOperatingSystem": "IOS", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1}), 201)
+        self.number, self.password = number, created["yonaPassword"]
+        self.headers = {"Yona-Password": self.password}
+        self.id = created["_links"]["edit"]["href"].split("?")[0].rsplit("/", 1)[1]
+        ok(call("POST", f"/users/{self.id}/confirmMobileNumber", self.headers, {"code": "1234"}))
+        self.reload()
+        if since is not None:
+            ok(call("PUT", self.profile["_links"]["edit"]["href"], self.headers, {
+                "firstName": "Bench", "lastName": "User", "nickname": "BU", "mobileNumber": number, "creationTime": stamp(since)}))
+        self.reload()
+        ok(call("PUT", self.device["_links"]["self"]["href"], self.headers, {"name": "Phone", "firebaseInstanceId": f"bench-{number}"}))
+
+    def reload(self):
+        self.profile = ok(call("GET", f"/users/{self.id}?requestingUserId={self.id}", self.headers))
+        self.device = self.profile["_embedded"]["yona:devices"]["_embedded"]["yona:devices"][0]
+        self.anonymized_id, self.device_index = self.device["vpnProfile"]["vpnLoginID"].split("$")
+
+    def befriend(self, buddy):
+        ok(call("POST", f"/users/{self.id}/buddies/", self.headers, {
+            "_embedded": {"yona:user": {"firstName": "Bud", "lastName": "Dy", "mobileNumber": buddy.number, "emailAddress": "b@example.com"}},
+            "message": "bench", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"}), 201)
+        messages = ok(call("GET", f"/users/{buddy.id}/messages/?size=100", buddy.headers))
+        request = next(m for m in messages["_embedded"]["yona:messages"]
+                       if m["@type"] == "BuddyConnectRequestMessage" and "yona:accept" in m["_links"])
+        ok(call("POST", request["_links"]["yona:accept"]["href"], buddy.headers, {"properties": {"message": "ok"}}))
+
+
+def make_people(count, prefix):
+    since = datetime.now(timezone.utc) - timedelta(days=365 * YEARS_BACK)
+    stem = f"+316{prefix}{int(datetime.now().timestamp()) % 1000:03d}"
+    buddies = [User(f"{stem}9{i:02d}") for i in range(5)]
+    users = []
+    for i in range(count):
+        user = User(f"{stem}0{i:02d}", since)
+        # (The mandatory gambling goal counts from long before any user: Goal.mandatoryCreationTime.)
+        ok(call("POST", f"/users/{user.id}/goals/", user.headers, {
+            "@type": "BudgetGoal", "maxDurationMinutes": 60, "creationTime": stamp(since),
+            "_links": {"yona:activityCategory": {"href": f"{BASE}/activityCategories/{SOCIAL}"}}}), 201)
+        for buddy in buddies:
+            user.befriend(buddy)
+        ok(call("GET", f"/users/{user.id}/messages/", user.headers))  # processes the acceptances
+        user.reload()
+        users.append(user)
+    return users, buddies
+
+
+SOCIAL = "27395d17-7022-4f71-9daf-f431ff4f11e8"
+
+
+def lua_list(values):
+    return "{" + ",".join(f'"{v}"' for v in values) + "}"
+
+
+def wrk(name, url, script):
+    path = f"{WORK}/{re.sub('[^a-z0-9]+', '-', name.lower())}.lua"
+    with open(path, "w") as handle:
+        handle.write(script)
+    output = subprocess.run(["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{DURATION}", "--timeout", "10s", "--latency", "-s", path, url],
+                            check=True, capture_output=True, text=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    latency = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", output, re.M))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    errors = re.search(r"Socket errors: (.*)", output)
+    assert bad is None, f"{name}: {bad.group(0)}\n{output}"
+    assert errors is None or "read 0" in errors.group(1) and "connect 0" in errors.group(1), f"{name}: {errors.group(0)}"
+    timeouts = int(re.search(r"timeout (\d+)", errors.group(1)).group(1)) if errors else 0
+    return {"name": name, "rate": rate, "p50": latency.get("50", "?"), "p99": latency.get("99", "?"), "timeouts": timeouts}
+
+
+def health():
+    return wrk("/health", f"{BASE}/health", "wrk.method = \"GET\"\n")
+
+
+def analyzer_script(users, category, spaced, round_offset=0):
+    """Posts one event per request, round-robin over the users, each with a fresh Idempotency-Key. `spaced`: each
+    user's events lie 17 minutes apart, going back in time from `round_offset` days ago (at most 5,000 per user and
+    thread, about 59 days), so that each opens a new activity."""
+    return f"""
+local users = {lua_list(u.anonymized_id for u in users)}
+local devices = {{{",".join(u.device_index for u in users)}}}
+local counter, threads = 0, 0
+local run = "{category}-" .. tostring(os.time())
+local start = os.time() - {round_offset} * 86400
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+function request()
+    counter = counter + 1
+    local i = counter % #users + 1
+    local body
+    if {"true" if spaced else "false"} then
+        local seconds = start - ((tid - 1) * 5000 + math.floor(counter / #users) + 1) * 17 * 60
+        body = string.format('{{"deviceIndex":%d,"categories":["{category}"],"url":"https://example.com/x","eventTime":"%s"}}',
+            devices[i], os.date("!%Y-%m-%dT%H:%M:%S.000+0000", seconds))
+    else
+        body = string.format('{{"deviceIndex":%d,"categories":["{category}"],"url":"https://example.com/x"}}', devices[i])
+    end
+    return wrk.format("POST", "/userAnonymized/" .. users[i] .. "/networkActivity/",
+        {{["Content-Type"] = "application/json", ["Authorization"] = "Bearer bench-internal-token-0123",
+          ["Idempotency-Key"] = run .. "-" .. tid .. "-" .. counter}}, body)
+end
+"""
+
+
+def get_script(path, headers):
+    lines = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
+    return f'wrk.method = "GET"\nwrk.path = "{path}"\n{lines}\n'
+
+
+def rss():
+    with open(f"/proc/{SERVER_PID}/status") as status:
+        return int(re.search(r"VmHWM:\s+(\d+)", status.read()).group(1)) / 1024
+
+
+def show(rows, floor):
+    print("| run | requests/s | ratio to /health | p50 | p99 | over 10 s |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['name']} | {row['rate']:,.0f} | {row['rate'] / floor:.3f} | {row['p50']} | {row['p99']} | {row['timeouts']} |")
+    sys.stdout.flush()
+
+
+def uid(value):
+    """A UUID literal as the store keeps UUIDs (SQLite: a 16-byte blob or upper-case text, depending on the driver)."""
+    if KIND == "postgres":
+        return f"'{value}'"
+    kind = sql("SELECT typeof(id) FROM users_anonymized LIMIT 1")
+    return f"X'{value.replace('-', '')}'" if kind == "blob" else f"'{value.upper()}'"
+
+
+def id_expression(table):
+    """A fresh id of the column's type (SQLite stores UUIDs as text or blob depending on the driver)."""
+    if KIND == "postgres":
+        return "gen_random_uuid()"
+    kind = sql(f"SELECT typeof(id) FROM {table} LIMIT 1")
+    if kind == "blob":
+        return "randomblob(16)"
+    return ("upper(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a' || "
+            "substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))")
+
+
+def series(count):
+    if KIND == "postgres":
+        return f"generate_series(1, {count}) AS s(k)"
+    return f"(WITH RECURSIVE c(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM c WHERE k < {count}) SELECT k FROM c) AS s"
+
+
+def shift(column, seconds_expr):
+    """`column` moved `seconds_expr` seconds back."""
+    if KIND == "postgres":
+        return f"{column} - ({seconds_expr}) * interval '1 second'"
+    return f"{column} - ({seconds_expr})"
+
+
+def prefill_activities(users, count):
+    """Copies each user's newest activities back in time until `count` activities are stored in all."""
+    per_user = count // len(users)
+    ids = ",".join(uid(u.anonymized_id) for u in users)
+    template = sql(f"SELECT count(*) FROM activities WHERE user_anonymized_id IN ({ids})")
+    assert int(template) > 0, "no activity to copy"
+    for user in users:
+        sql(f"""INSERT INTO activities (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time)
+                SELECT {id_expression('activities')}, a.user_anonymized_id, a.device_anonymized_id, a.goal_id,
+                       {shift('a.start_time', 's.k * 1200 + 86400 * 3650')}, {shift('a.end_time', 's.k * 1200 + 86400 * 3650')}
+                FROM (SELECT * FROM activities WHERE user_anonymized_id = {uid(user.anonymized_id)} LIMIT 1) AS a, {series(per_user)}""")
+    sql("ANALYZE")
+    return int(sql("SELECT count(*) FROM activities"))
+
+
+def ingest():
+    users, _ = make_people(8, "3")
+    floor = health()
+    rows = [floor,
+            wrk("ingest, no goal", BASE, analyzer_script(users, "news", False)),
+            wrk("ingest, merge", BASE, analyzer_script(users, "social", False)),
+            wrk("ingest, new conflict (5 buddies)", BASE, analyzer_script(users, "gambling", True))]
+    stored = int(sql("SELECT count(*) FROM activities"))
+    print(f"\n{KIND}, {stored} activities stored (a store as good as empty)")
+    show(rows, floor["rate"])
+    total = prefill_activities(users, PREFILL)
+    floor = health()
+    rows = [floor,
+            wrk("ingest, no goal", BASE, analyzer_script(users, "news", False)),
+            wrk("ingest, merge", BASE, analyzer_script(users, "social", False)),
+            wrk("ingest, new conflict (5 buddies)", BASE, analyzer_script(users, "gambling", True, 200))]
+    print(f"\n{KIND}, {total} activities stored")
+    show(rows, floor["rate"])
+    print(f"\npeak RSS of yona-server: {rss():.1f} MiB")
+
+
+def conflicts(user, count):
+    now = datetime.now(timezone.utc)
+    for i in range(count):
+        moment = now - timedelta(minutes=17 * (i + 1))
+        ok(call("POST", f"/userAnonymized/{user.anonymized_id}/networkActivity/", TOKEN, {
+            "deviceIndex": int(user.device_index), "categories": ["gambling"], "url": "https://example.com/",
+            "eventTime": stamp(moment)}), 204)
+
+
+def prefill_messages(user, total):
+    present = int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
+    columns = sql("SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_name = 'messages'") \
+        if KIND == "postgres" else None
+    if columns is None:
+        connection = sqlite3.connect(DB)
+        columns = ",".join(row[1] for row in connection.execute("PRAGMA table_info(messages)"))
+        connection.close()
+    others = [c for c in columns.split(",") if c not in ("id", "creation_time")]
+    # New ids above any the server draws (53-bit random) would be unrealistic; take random 53-bit ones too.
+    new_id = "(floor(random() * 9007199254740991)::bigint + 1)" if KIND == "postgres" else "(abs(random()) % 9007199254740991 + 1)"
+    sql(f"""INSERT INTO messages (id, creation_time, {",".join(others)})
+            SELECT {new_id}, {shift('m.creation_time', 's.k * 60 + 86400')}, {",".join("m." + c for c in others)}
+            FROM (SELECT * FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)} AND is_sent_item = {'false' if KIND == 'postgres' else '0'}
+                  ORDER BY creation_time LIMIT 1) AS m, {series(total - present)}""")
+    sql("ANALYZE")
+    return int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
+
+
+def read():
+    users, _ = make_people(1, "4")
+    user = users[0]
+    conflicts(user, 95)  # with the 5 acceptances: about 100 messages
+    count = int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
+    profile = get_script(f"/users/{user.id}?requestingUserId={user.id}", user.headers)
+    inbox = get_script(f"/users/{user.id}/messages/?page=0&size=20", user.headers)
+    floor = health()
+    rows = [floor, wrk("profile (5 buddies, 2 goals, 1 device)", BASE, profile),
+            wrk(f"inbox page of 20 ({count} messages)", BASE, inbox)]
+    count = prefill_messages(user, 100_000)
+    rows += [wrk(f"inbox page of 20 ({count} messages)", BASE, inbox)]
+    print(f"\n{KIND}")
+    show(rows, floor["rate"])
+    print(f"\npeak RSS of yona-server: {rss():.1f} MiB")
+
+
+ingest() if MODE == "ingest" else read()
