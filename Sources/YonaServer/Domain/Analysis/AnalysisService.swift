@@ -94,7 +94,7 @@ struct AnalysisService: Sendable {
                 }
                 var raised: [Int64] = []
                 for event in report.events where round.isFirstSight(event) {
-                    raised += try await record(event, device: device, round: round, on: tx, now: now)
+                    raised += try await record(event, device: device, round: round, on: tx)
                 }
                 results.append(.success(raised))
             }
@@ -103,7 +103,7 @@ struct AnalysisService: Sendable {
         }
     }
 
-    private static func record(_ event: ActivityEvent, device: Round.Device, round: Round, on tx: any Database, now: Date) async throws -> [Int64] {
+    private static func record(_ event: ActivityEvent, device: Round.Device, round: Round, on tx: any Database) async throws -> [Int64] {
         // Yona's "last seen": the day the activity ended, whatever it matched.
         round.sawActivity(of: device, on: UserCalendar.day(max(event.endTime ?? event.startTime, event.startTime)))
         let names = Set(event.categoryNames)
@@ -122,7 +122,7 @@ struct AnalysisService: Sendable {
             if onlyNoGo && !isNoGo { continue }
             let isNew = try await mergeActivity(event, device: device.id, goal: goal.id, on: tx)
             if isNew, isNoGo {
-                raised += try await raiseGoalConflict(event, goal: goal, on: tx, now: now)
+                raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
             }
         }
         return raised
@@ -164,17 +164,13 @@ struct AnalysisService: Sendable {
     }
 
     /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
-    private static func raiseGoalConflict(_ event: ActivityEvent, goal: Round.Goal, on tx: any Database, now: Date) async throws -> [Int64] {
+    /// The messages (and their pushes) are written with the round's others at its end.
+    private static func raiseGoalConflict(
+        _ event: ActivityEvent, goal: Round.Goal, round: Round, on tx: any Database
+    ) async throws -> [Int64] {
         let url = event.url.map { String($0.prefix(maxURLLength)) }
         let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(minimumDuration))
-        let sharing = try await tx.sql.raw(
-            """
-            SELECT buddy_user_anonymized_id FROM \(unsafeRaw: BuddyAnonymized.schema)
-            WHERE owner_user_anonymized_id = \(bind: event.userAnonymizedID) AND sending_status = \(bind: PrivateBuddy.Status.accepted.rawValue)
-            AND buddy_user_anonymized_id IS NOT NULL
-            """
-        ).all().map { try $0.decode(column: "buddy_user_anonymized_id", as: UUID.self) }
-        let keys = try await MessageWriter.inboxKeys(of: [event.userAnonymizedID] + sharing, on: tx)
+        let (sharing, keys) = try await round.sharingBuddies(of: event.userAnonymizedID, on: tx)
         guard keys[event.userAnonymizedID] != nil else { return [] }
         let original = MessageWriter.newMessageID()
         let conflict = MessagePayload(
@@ -189,7 +185,8 @@ struct AnalysisService: Sendable {
             copy.originalMessageID = original
             deliveries.append(MessageWriter.Delivery(recipient: buddy, id: copy.messageID, payload: copy))
         }
-        return try await MessageWriter.deliver(deliveries, keys: keys, on: tx, now: now)
+        round.queue(deliveries)
+        return deliveries.map(\.id)
     }
 
     static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {
@@ -248,6 +245,14 @@ private final class Round {
     private var newKeys: [String] = []
     /// The latest day of activity per device this round, where it moves the device's "last seen" forward.
     private var lastDays: [UUID: String] = [:]
+    /// The buddies each of the round's users shares with, and the inbox keys of all of them, read at the round's
+    /// first conflict; the messages its conflicts raised, written at its end.
+    private var sharing: [UUID: [UUID]]?
+    private var inboxKeys: [UUID: [UInt8]] = [:]
+    private var deliveries: [MessageWriter.Delivery] = []
+    /// Their payloads, sealed on another thread while the round goes on with the database (sealing is the CPU
+    /// part of a conflict, and a round's database work is one chain of round trips).
+    private var sealing: [Task<[Data], any Error>] = []
 
     private init(
         categories: [ActivityCategory], users: Set<UUID>, devices: [DeviceKey: Device], goals: [UUID: [Goal]], storedKeys: Set<String>,
@@ -329,9 +334,42 @@ private final class Round {
         lastDays[device.id] = day
     }
 
-    /// Stores the round's idempotency keys (one statement) and moves "last seen" forward (one statement per
+    /// The buddies `user` shares with (sending status accepted) and the inbox keys of the user and them. The first
+    /// call reads them for every user of the round at once.
+    func sharingBuddies(of user: UUID, on tx: any Database) async throws -> ([UUID], [UUID: [UInt8]]) {
+        if sharing == nil {
+            var found: [UUID: [UUID]] = [:]
+            for row in try await tx.sql.raw(
+                """
+                SELECT owner_user_anonymized_id, buddy_user_anonymized_id FROM \(unsafeRaw: BuddyAnonymized.schema)
+                WHERE owner_user_anonymized_id IN (\(binds: Array(users))) AND sending_status = \(bind: PrivateBuddy.Status.accepted.rawValue)
+                AND buddy_user_anonymized_id IS NOT NULL
+                """
+            ).all() {
+                found[try row.decode(column: "owner_user_anonymized_id", as: UUID.self), default: []].append(
+                    try row.decode(column: "buddy_user_anonymized_id", as: UUID.self))
+            }
+            sharing = found
+            inboxKeys = try await MessageWriter.inboxKeys(of: Array(users) + found.values.flatMap { $0 }, on: tx)
+        }
+        return (sharing?[user] ?? [], inboxKeys)
+    }
+
+    func queue(_ more: [MessageWriter.Delivery]) {
+        deliveries += more
+        let payloads = more.map { ($0.recipient, $0.payload) }
+        let keys = inboxKeys
+        sealing.append(Task { try MessageWriter.seal(payloads, keys: keys) })
+    }
+
+    /// Writes the round's messages and their pushes (one insert each), stores the round's idempotency keys (one statement) and moves "last seen" forward (one statement per
     /// device whose day changed: once a day each).
     func finish(on tx: any Database) async throws {
+        if !deliveries.isEmpty {
+            var sealed: [Data] = []
+            for task in sealing { sealed += try await task.value }
+            _ = try await MessageWriter.write(deliveries, sealed: sealed, on: tx, now: now)
+        }
         if !newKeys.isEmpty {
             let rows = newKeys.map { SQLQueryString("(\(bind: UUID()), \(bind: $0), \(bind: now))") }
             try await tx.sql.raw(

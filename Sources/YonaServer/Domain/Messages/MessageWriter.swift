@@ -62,25 +62,49 @@ enum MessageWriter {
     /// Writes the messages whose recipients have an inbox key in `keys`, and queues their pushes: one insert for the
     /// messages, one read of the recipients' devices, one insert for the pushes. Returns the ids written, in order.
     static func deliver(_ deliveries: [Delivery], keys: [UUID: [UInt8]], on db: any Database, now: Date) async throws -> [Int64] {
-        var messages: [Message] = []
-        for delivery in deliveries {
-            guard let publicKey = keys[delivery.recipient] else { continue }
+        let sendable = deliveries.filter { keys[$0.recipient] != nil }
+        return try await write(sendable, sealed: try seal(sendable.map { ($0.recipient, $0.payload) }, keys: keys), on: db, now: now)
+    }
+
+    /// Seals each payload to its recipient's inbox key (which `keys` must hold). Only CPU: a caller may run it
+    /// beside its database work.
+    static func seal(_ payloads: [(recipient: UUID, payload: MessagePayload)], keys: [UUID: [UInt8]]) throws -> [Data] {
+        try payloads.map { item in
+            guard let key = keys[item.recipient] else { throw YonaError(.userNotFound) }
+            return Data(try SealedBox.seal(Array(try JSONEncoder().encode(item.payload)), to: key))
+        }
+    }
+
+    /// Writes `deliveries` with their sealed payloads (`sealed[i]` belongs to `deliveries[i]`) and queues their pushes.
+    static func write(_ deliveries: [Delivery], sealed: [Data], on db: any Database, now: Date) async throws -> [Int64] {
+        precondition(deliveries.count == sealed.count)
+        guard !deliveries.isEmpty else { return [] }
+        var rows: [SQLQueryString] = []
+        for (delivery, sealed) in zip(deliveries, sealed) {
             let payload = delivery.payload
-            let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: publicKey)
-            let message = Message(id: delivery.id, userAnonymizedID: delivery.recipient, sealedPayload: Data(sealed), creationTime: now)
+            let message = Message(id: delivery.id, userAnonymizedID: delivery.recipient, sealedPayload: sealed, creationTime: now)
             if payload.relatesAcceptedBuddies, payload.subjectUserAnonymizedID != delivery.recipient {
                 message.senderAnonymizedID = payload.subjectUserAnonymizedID
             }
             message.originMessageID = payload.originalMessageID
             if payload.kind == .goalConflict, payload.subjectUserAnonymizedID == delivery.recipient { message.goalID = payload.goalID }
             delivery.relate(message)
-            messages.append(message)
+            rows.append(
+                """
+                (\(bind: delivery.id), \(bind: delivery.recipient), \(bind: now), \(bind: sealed), \(bind: message.isRead), \(bind: message.isSentItem), \
+                \(bind: message.announcementID), \(bind: message.senderAnonymizedID), \(bind: message.originMessageID), \(bind: message.goalID), \
+                \(bind: message.activityInterval), \(bind: message.repliedMessageID))
+                """)
         }
-        guard !messages.isEmpty else { return [] }
-        try await messages.create(on: db)
-        let pushed = Set(deliveries.filter(\.push).map(\.id))
-        try await OutboxWriter.queuePushes(messages.filter { pushed.contains($0.id!) }.map { ($0.id!, $0.$userAnonymized.id) }, on: db, now: now)
-        return messages.map { $0.id! }
+        // One statement for all (raw SQL: Fluent's model encoding cost more than the insert itself).
+        try await db.sql.raw(
+            """
+            INSERT INTO \(unsafeRaw: Message.schema) (id, user_anonymized_id, creation_time, sealed_payload, is_read, is_sent_item, announcement_id,
+            sender_anonymized_id, origin_message_id, goal_id, activity_interval, replied_message_id) VALUES \(rows.joined(separator: ", "))
+            """
+        ).run()
+        try await OutboxWriter.queuePushes(deliveries.filter(\.push).map { ($0.id, $0.recipient) }, on: db, now: now)
+        return deliveries.map(\.id)
     }
 
     /// Seals a direct message from one identity to another's named inbox; it gets its message id when the
@@ -184,10 +208,19 @@ enum OutboxWriter {
         ).all() {
             devices[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(try row.decode(column: "id", as: UUID.self))
         }
-        let pushes = messages.flatMap { message in
-            devices[message.recipient, default: []].map { PendingPush(id: UUID(), deviceID: $0, messageID: message.id, now: now) }
+        let rows = messages.flatMap { message in
+            devices[message.recipient, default: []].map { device -> SQLQueryString in
+                """
+                (\(bind: UUID()), \(bind: device), \(bind: message.id), \(bind: PendingPush.State.pending.rawValue), 0, \(bind: now), \(bind: now))
+                """
+            }
         }
-        guard !pushes.isEmpty else { return }
-        try await pushes.create(on: db)
+        guard !rows.isEmpty else { return }
+        try await db.sql.raw(
+            """
+            INSERT INTO \(unsafeRaw: PendingPush.schema) (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
+            VALUES \(rows.joined(separator: ", "))
+            """
+        ).run()
     }
 }
