@@ -218,9 +218,7 @@ extension Request {
         status: HTTPResponseStatus = .ok
     ) async throws -> Response {
         let devices = try await users.devices(of: user)
-        let goals = user.isConfirmed ? try await self.goals.goals(of: user) : []
-        let history = user.isConfirmed ? try await self.goals.historyItems(of: user) : []
-        let sides = user.isConfirmed ? try await buddySides(of: user) : [:]
+        let (goals, history, sides) = user.isConfirmed ? try await goalsAndBuddySides(of: user, withOwn: true) : ([], [], [:])
         let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
         return try .hal(
             rendering.ownUser(
@@ -231,13 +229,24 @@ extension Request {
     /// What the anonymized side shows of each buddy that shares (its goals, history items and the day its app was
     /// last opened), by buddy id; `only` one buddy where a request is about one. Three queries, however many buddies.
     func buddySides(of user: UnlockedUser, only buddyID: UUID? = nil) async throws -> [UUID: BuddySide] {
+        try await goalsAndBuddySides(of: user, only: buddyID, withOwn: false).sides
+    }
+
+    /// The buddy sides and, `withOwn`, the user's own goals and history items read with them: the goals (with their
+    /// categories) and the history items of the user and every sharing buddy in one query each, and one for the
+    /// buddies' devices. (A profile read took twice as many round trips when it read its own apart.)
+    func goalsAndBuddySides(
+        of user: UnlockedUser, only buddyID: UUID? = nil, withOwn: Bool
+    ) async throws -> (goals: [Goal], history: [GoalHistoryItem], sides: [UUID: BuddySide]) {
         let sharing = user.privateData.buddies.filter { buddy in
             buddy.sendingStatus == .accepted && buddy.buddyUserAnonymizedID != nil && (buddyID == nil || buddy.id == buddyID)
         }
         let ids = sharing.compactMap(\.buddyUserAnonymizedID)
-        guard !ids.isEmpty else { return [:] }
-        let goalsByUser = Dictionary(grouping: try await goals.goals(ofAnonymizedUsers: ids)) { $0.$userAnonymized.id }
-        let historyByUser = Dictionary(grouping: try await goals.historyItems(ofAnonymizedUsers: ids)) { $0.userAnonymizedID }
+        let me = user.privateData.userAnonymizedID
+        let everyone = (withOwn ? [me] : []) + ids
+        guard !everyone.isEmpty else { return ([], [], [:]) }
+        let goalsByUser = Dictionary(grouping: try await goals.goals(ofAnonymizedUsers: everyone)) { $0.$userAnonymized.id }
+        let historyByUser = Dictionary(grouping: try await goals.historyItems(ofAnonymizedUsers: everyone)) { $0.userAnonymizedID }
         let days = try await users.lastDays(ofAnonymizedUsers: ids)
         var sides: [UUID: BuddySide] = [:]
         for buddy in sharing {
@@ -247,6 +256,7 @@ extension Request {
                 appLastOpenedDate: days[id]?.opened, lastMonitoredActivityDate: days[id]?.monitored,
                 vpnConnectedDevices: days[id]?.vpnConnected ?? [])
         }
-        return sides
+        guard withOwn else { return ([], [], sides) }
+        return (goalsByUser[me] ?? [], (historyByUser[me] ?? []).map(\.item), sides)
     }
 }

@@ -41,5 +41,6 @@ enum YonaMigrations {
         AddVPNConnectedToDevicesAnonymized(),
         CreateUserPhotos(),
         CreateVPNAccountOutbox(),
+        AddInboxIndex(),
     ]
 }
