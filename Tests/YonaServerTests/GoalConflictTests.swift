@@ -313,4 +313,42 @@ import Testing
             #expect(try await ProcessedAnalyzerEvent.query(on: server.app.db).count() == 11)
         }
     }
+
+    /// One app-activity batch is one round: its events merge with each other and with what is stored exactly as
+    /// separate posts would, though the round reads the store once per device and goal and writes at its end.
+    @Test(arguments: TestDatabase.available)
+    func aBatchMergesWithItselfAndWithWhatIsStored(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser()
+            try await server.addNoGoGoal(user, category: Self.gambling, since: Date().addingTimeInterval(-86_400))
+            let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+            let t0 = Date().addingTimeInterval(-3 * 3600).timeIntervalSince1970.rounded()
+            func post(_ spans: [(Double, Double)]) async throws {
+                let items = spans.map { span in
+                    [
+                        "application": "Poker App",
+                        "startTime": YonaDateFormat.timestamp(Date(timeIntervalSince1970: t0 + span.0 * 60)),
+                        "endTime": YonaDateFormat.timestamp(Date(timeIntervalSince1970: t0 + span.1 * 60)),
+                    ]
+                }
+                let posted = try await server.request(
+                    .POST, "\(user.path)/devices/\(deviceID)/appActivity/", headers: user.passwordHeader,
+                    json: ["deviceDateTime": YonaDateFormat.timestamp(Date()), "activities": items])
+                #expect(posted.status == 204, "\(posted.text)")
+            }
+            try await post([(60, 65)])
+            // Minutes after t0: two that merge with each other, one that extends the stored activity, two that make
+            // a new one; sent out of order (the server sorts a batch by start).
+            try await post([(110, 112), (10, 12), (70, 72), (0, 2), (100, 101)])
+            let stored = try await Activity.query(on: server.app.db).sort(\.$startTime).all()
+                .map { (($0.startTime.timeIntervalSince1970 - t0) / 60, ($0.endTime.timeIntervalSince1970 - t0) / 60) }
+            let expected: [(Double, Double)] = [(0, 12), (60, 72), (100, 112)]
+            #expect(stored.count == expected.count, "\(stored)")
+            for (got, want) in zip(stored, expected) {
+                #expect(abs(got.0 - want.0) < 0.02 && abs(got.1 - want.1) < 0.02, "\(stored)")
+            }
+            // A conflict for each new activity on the no-go goal: the first post's and the batch's two.
+            #expect(try await server.messages(user, query: "?size=100").count == 3)
+        }
+    }
 }

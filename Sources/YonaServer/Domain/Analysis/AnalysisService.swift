@@ -120,7 +120,7 @@ struct AnalysisService: Sendable {
             // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
             guard let isNoGo = try await goal.isNoGo(at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
             if onlyNoGo && !isNoGo { continue }
-            let isNew = try await mergeActivity(event, device: device.id, goal: goal.id, on: tx)
+            let isNew = try await mergeActivity(event, device: device.id, goal: goal.id, round: round, on: tx)
             if isNew, isNoGo {
                 raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
             }
@@ -129,38 +129,13 @@ struct AnalysisService: Sendable {
     }
 
     /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either
-    /// order of arrival); otherwise starts a new one. Returns whether it is new.
-    ///
-    /// The candidate is the first activity (by end) that ends no earlier than 15 minutes before the event starts:
-    /// one probe of the `(device, goal, end_time)` index, whatever the history's length and however late the event.
-    private static func mergeActivity(_ event: ActivityEvent, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
+    /// order of arrival); otherwise starts a new one. Returns whether it is new. The round keeps the activities
+    /// it touched and writes them at its end (`ActivityBook`).
+    private static func mergeActivity(_ event: ActivityEvent, device: UUID, goal: UUID, round: Round, on tx: any Database) async throws -> Bool {
         let start = event.startTime
         let end = max(event.endTime ?? start, start.addingTimeInterval(minimumDuration))
-        let near = try await tx.sql.raw(
-            """
-            SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
-            WHERE device_anonymized_id = \(bind: device) AND goal_id = \(bind: goal) AND end_time >= \(bind: start.addingTimeInterval(-mergeGap))
-            ORDER BY end_time LIMIT 1
-            """
-        ).first()
-        if let near, try near.decode(column: "start_time", as: Date.self) <= end.addingTimeInterval(mergeGap) {
-            let (oldStart, oldEnd) = (try near.decode(column: "start_time", as: Date.self), try near.decode(column: "end_time", as: Date.self))
-            guard start < oldStart || end > oldEnd else { return false }
-            try await tx.sql.raw(
-                """
-                UPDATE \(unsafeRaw: Activity.schema) SET start_time = \(bind: min(oldStart, start)), end_time = \(bind: max(oldEnd, end))
-                WHERE id = \(bind: try near.decode(column: "id", as: UUID.self))
-                """
-            ).run()
-            return false
-        }
-        try await tx.sql.raw(
-            """
-            INSERT INTO \(unsafeRaw: Activity.schema) (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time)
-            VALUES (\(bind: UUID()), \(bind: event.userAnonymizedID), \(bind: device), \(bind: goal), \(bind: start), \(bind: end))
-            """
-        ).run()
-        return true
+        return try await round.activities.merge(
+            ActivitySpan(start: start, end: end), key: .init(device: device, goal: goal), user: event.userAnonymizedID, on: tx)
     }
 
     /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
@@ -362,9 +337,12 @@ private final class Round {
         sealing.append(Task { try MessageWriter.seal(payloads, keys: keys) })
     }
 
+    let activities = ActivityBook()
+
     /// Writes the round's messages and their pushes (one insert each), stores the round's idempotency keys (one statement) and moves "last seen" forward (one statement per
     /// device whose day changed: once a day each).
     func finish(on tx: any Database) async throws {
+        try await activities.write(on: tx)
         if !deliveries.isEmpty {
             var sealed: [Data] = []
             for task in sealing { sealed += try await task.value }
@@ -381,6 +359,121 @@ private final class Round {
                 """
                 UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET last_monitored_activity_date = \(bind: day)
                 WHERE id = \(bind: device) AND (last_monitored_activity_date IS NULL OR last_monitored_activity_date < \(bind: day))
+                """
+            ).run()
+        }
+    }
+}
+
+/// The activities a round touched, per device and goal, so that several events of one device in one round cost
+/// one index probe instead of one per event, and the round writes its new and extended activities at its end (one
+/// insert, one update per extended activity).
+///
+/// The candidate for an event is the first activity (by end) that ends no earlier than 15 minutes before the event
+/// starts. A probe of the `(device, goal, end_time)` index from a bound `from` returns the first stored activity
+/// ending at or after it, so every other stored activity the round has not seen ends no earlier than that one did:
+/// for a later event (bound at or after `from`) the round's own knowledge decides as long as its candidate ends no
+/// later than that. Otherwise, or for an earlier bound, it probes again.
+private final class ActivityBook {
+    struct Key: Hashable {
+        let device: UUID
+        let goal: UUID
+    }
+
+    private struct Known {
+        var span: ActivitySpan
+        /// The anonymized user of a new activity (nil for a stored one).
+        let user: UUID?
+        let key: Key
+        let isNew: Bool
+        var changed: Bool
+    }
+
+    private struct Probe {
+        /// The bound of the last probe.
+        let from: Date
+        /// The stored end of the first stored activity ending at or after `from` (nil: none), as stored then.
+        let firstStoredEnd: Date?
+    }
+
+    private var known: [UUID: Known] = [:]
+    private var byKey: [Key: [UUID]] = [:]
+    private var probes: [Key: Probe] = [:]
+
+    /// Records `span` on the device's goal: extends the candidate activity or starts one. Returns whether it is new.
+    func merge(_ span: ActivitySpan, key: Key, user: UUID, on tx: any Database) async throws -> Bool {
+        let from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
+        if needsProbe(key, from: from) { try await probe(key, from: from, on: tx) }
+        if let (id, current) = firstKnown(key, from: from), current.start <= span.end.addingTimeInterval(AnalysisService.mergeGap) {
+            guard span.start < current.start || span.end > current.end else { return false }
+            known[id]?.span = ActivitySpan(start: min(current.start, span.start), end: max(current.end, span.end))
+            known[id]?.changed = true
+            return false
+        }
+        let id = UUID()
+        known[id] = Known(span: span, user: user, key: key, isNew: true, changed: true)
+        byKey[key, default: []].append(id)
+        return true
+    }
+
+    /// Whether the round's knowledge could miss the candidate: no probe from a bound this early yet, or a stored
+    /// activity the round has not read could end before the candidate it knows.
+    private func needsProbe(_ key: Key, from: Date) -> Bool {
+        guard let probe = probes[key], from >= probe.from else { return true }
+        guard let firstStoredEnd = probe.firstStoredEnd else { return false }
+        guard let (_, candidate) = firstKnown(key, from: from) else { return true }
+        return candidate.end > firstStoredEnd
+    }
+
+    private func firstKnown(_ key: Key, from: Date) -> (UUID, ActivitySpan)? {
+        (byKey[key] ?? []).compactMap { id in known[id].map { (id, $0.span) } }.filter { $0.1.end >= from }.min { $0.1.end < $1.1.end }
+    }
+
+    /// Reads the first stored activity ending at or after `from` and remembers it (the round's version wins if it
+    /// already touched it).
+    private func probe(_ key: Key, from: Date, on tx: any Database) async throws {
+        let row = try await tx.sql.raw(
+            """
+            SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
+            WHERE device_anonymized_id = \(bind: key.device) AND goal_id = \(bind: key.goal) AND end_time >= \(bind: from)
+            ORDER BY end_time LIMIT 1
+            """
+        ).first()
+        guard let row else {
+            probes[key] = Probe(from: from, firstStoredEnd: nil)
+            return
+        }
+        let id = try row.decode(column: "id", as: UUID.self)
+        let stored = ActivitySpan(start: try row.decode(column: "start_time", as: Date.self), end: try row.decode(column: "end_time", as: Date.self))
+        probes[key] = Probe(from: from, firstStoredEnd: stored.end)
+        if known[id] == nil {
+            known[id] = Known(span: stored, user: nil, key: key, isNew: false, changed: false)
+            byKey[key, default: []].append(id)
+        }
+    }
+
+    /// Inserts the new activities (one statement) and updates the extended ones.
+    func write(on tx: any Database) async throws {
+        let rows = known.compactMap { id, activity -> SQLQueryString? in
+            guard activity.isNew, let user = activity.user else { return nil }
+            return """
+                (\(bind: id), \(bind: user), \(bind: activity.key.device), \(bind: activity.key.goal), \(bind: activity.span.start), \
+                \(bind: activity.span.end))
+                """
+        }
+        if !rows.isEmpty {
+            try await tx.sql.raw(
+                """
+                INSERT INTO \(unsafeRaw: Activity.schema) (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time)
+                VALUES \(rows.joined(separator: ", "))
+                """
+            ).run()
+        }
+        for (id, activity) in known where !activity.isNew && activity.changed {
+            try await tx.sql.raw(
+                """
+                UPDATE \(unsafeRaw: Activity.schema) SET start_time = \(bind: activity.span.start), end_time = \(bind: activity.span.end)
+                WHERE id = \(bind: id)
                 """
             ).run()
         }
