@@ -231,16 +231,24 @@ enum ExternalTool {
     /// did not reap the starting process either. So: posix_spawn with /dev/null for 0-2, every other descriptor
     /// marked close-on-exec first (the daemon must keep none of the tests' pipes and sockets), and waitpid.
     static func daemon(_ path: String, _ arguments: [String]) throws {
+        let status = try spawnAndWait(path, arguments, stdout: "/dev/null", stderr: "/dev/null")
+        guard status == 0 else { throw TestSetupError(description: "\(path) exited with status \(status)") }
+    }
+
+    /// Spawns `path` (looked up in `PATH` when it has no slash) with stdin from /dev/null and its output into the
+    /// two files, and waits for it; returns its wait status. posix_spawn, not Foundation's `Process`: `Process.run`
+    /// crashed in memcpy now and then with many parallel tests, even one spawn at a time.
+    private static func spawnAndWait(_ path: String, _ arguments: [String], stdout: String, stderr: String) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         // The test process's threads block signals (SIGTERM among them); a child inherits that mask, so give it a
-        // clean one with the default actions, or the daemon cannot be stopped.
+        // clean one with the default actions, or a daemon cannot be stopped.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -259,12 +267,12 @@ enum ExternalTool {
                 let flags = fcntl(fd, F_GETFD)
                 if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
             }
-            return posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+            return posix_spawnp(&pid, path, &actions, &attributes, argv, environ)
         }
         guard spawned == 0 else { throw TestSetupError(description: "\(path) did not start: \(spawned)") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        guard status == 0 else { throw TestSetupError(description: "\(path) exited with status \(status)") }
+        return status
     }
 
     /// Runs blocking work (a child process waited for, a tool, a poll) on a thread of its own. Swift's cooperative
@@ -278,23 +286,12 @@ enum ExternalTool {
 
     /// Runs the tool to its end and returns what it printed; a non-zero exit throws with what it printed on stderr.
     static func run(_ name: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [name] + arguments
-        // One spawn at a time: Foundation's Process.run crashed (memcpy) when dozens of parallel tests spawned psql at
-        // once. The pipes are made under the lock too, so a daemon spawned meanwhile cannot inherit them.
-        let (out, err) = try spawnLock.withLock { () throws -> (Pipe, Pipe) in
-            let out = Pipe()
-            let err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            return (out, err)
-        }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("yona-tool-\(UUID().uuidString)").path
+        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
+        let status = try spawnAndWait(name, arguments, stdout: base + ".out", stderr: base + ".err")
+        let data = FileManager.default.contents(atPath: base + ".out") ?? Data()
+        guard status == 0 else {
+            let errors = FileManager.default.contents(atPath: base + ".err") ?? Data()
             throw TestSetupError(description: "\(name) failed: \(String(decoding: errors, as: UTF8.self))")
         }
         return data

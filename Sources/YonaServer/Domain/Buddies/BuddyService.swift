@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import YonaCrypto
 
 /// Buddy relations: requests and responses travel as sealed direct messages between identities; the
@@ -218,7 +219,10 @@ struct BuddyService: Sendable {
     func dropVanishedBuddies(_ user: UnlockedUser) async throws -> UnlockedUser {
         let ids = user.privateData.buddies.map(\.userID)
         guard !ids.isEmpty else { return user }
-        let existing = Set(try await User.query(on: db).filter(\.$id ~~ ids).all(\.$id))
+        // Raw SQL: this runs on every authenticated call.
+        let existing = Set(
+            try await db.sql.raw("SELECT id FROM \(unsafeRaw: User.schema) WHERE id IN (\(binds: ids))").all()
+                .map { try $0.decode(column: "id", as: UUID.self) })
         let vanished = user.privateData.buddies.filter { !existing.contains($0.userID) }
         guard !vanished.isEmpty else { return user }
         let now = Date()

@@ -313,12 +313,20 @@ struct UserService: Sendable {
     func lastDays(ofAnonymizedUsers ids: [UUID]) async throws -> [UUID: DeviceFacts] {
         guard !ids.isEmpty else { return [:] }
         var days: [UUID: DeviceFacts] = [:]
-        for device in try await DeviceAnonymized.query(on: db).filter(\.$userAnonymized.$id ~~ ids).all() {
-            let owner = device.$userAnonymized.id
+        // Raw SQL: read on every profile and buddy view, and Fluent's model decoding cost more than the query.
+        for row in try await db.sql.raw(
+            """
+            SELECT id, user_anonymized_id, app_last_opened_date, last_monitored_activity_date, vpn_connected
+            FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE user_anonymized_id IN (\(binds: ids))
+            """
+        ).all() {
+            let owner = try row.decode(column: "user_anonymized_id", as: UUID.self)
             var entry = days[owner] ?? DeviceFacts()
-            if let day = device.appLastOpenedDate { entry.opened = max(entry.opened ?? day, day) }
-            if let day = device.lastMonitoredActivityDate { entry.monitored = max(entry.monitored ?? day, day) }
-            if device.vpnConnected, let id = device.id { entry.vpnConnected.insert(id) }
+            if let day = try row.decode(column: "app_last_opened_date", as: String?.self) { entry.opened = max(entry.opened ?? day, day) }
+            if let day = try row.decode(column: "last_monitored_activity_date", as: String?.self) {
+                entry.monitored = max(entry.monitored ?? day, day)
+            }
+            if try row.decode(column: "vpn_connected", as: Bool.self) { entry.vpnConnected.insert(try row.decode(column: "id", as: UUID.self)) }
             days[owner] = entry
         }
         return days
@@ -335,16 +343,26 @@ struct UserService: Sendable {
     /// The user's devices joined with what the anonymized side holds for them.
     func devices(of user: UnlockedUser) async throws -> [OwnDevice] {
         let ids = user.privateData.devices.map(\.deviceAnonymizedID)
-        let rows = try await DeviceAnonymized.query(on: db).filter(\.$id ~~ ids).all()
-        let byID = Dictionary(uniqueKeysWithValues: rows.compactMap { row in row.id.map { ($0, row) } })
-        return user.privateData.devices.compactMap { device in
+        guard !ids.isEmpty else { return [] }
+        var byID: [UUID: any SQLRow] = [:]
+        for row in try await db.sql.raw(
+            """
+            SELECT id, device_index, operating_system, app_last_opened_date, last_monitored_activity_date, firebase_instance_id,
+            notifications_enabled, vpn_connected FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE id IN (\(binds: ids))
+            """
+        ).all() {
+            byID[try row.decode(column: "id", as: UUID.self)] = row
+        }
+        return try user.privateData.devices.compactMap { device in
             guard let row = byID[device.deviceAnonymizedID] else { return nil }
             return OwnDevice(
-                device: device, deviceIndex: row.deviceIndex,
-                operatingSystem: OperatingSystem(rawValue: row.operatingSystem) ?? .unknown,
-                appLastOpenedDate: row.appLastOpenedDate, lastMonitoredActivityDate: row.lastMonitoredActivityDate,
-                firebaseInstanceID: row.firebaseInstanceID,
-                notificationsEnabled: row.notificationsEnabled, vpnConnected: row.vpnConnected)
+                device: device, deviceIndex: try row.decode(column: "device_index", as: Int.self),
+                operatingSystem: OperatingSystem(rawValue: try row.decode(column: "operating_system", as: String.self)) ?? .unknown,
+                appLastOpenedDate: try row.decode(column: "app_last_opened_date", as: String?.self),
+                lastMonitoredActivityDate: try row.decode(column: "last_monitored_activity_date", as: String?.self),
+                firebaseInstanceID: try row.decode(column: "firebase_instance_id", as: String?.self),
+                notificationsEnabled: try row.decode(column: "notifications_enabled", as: Bool.self),
+                vpnConnected: try row.decode(column: "vpn_connected", as: Bool.self))
         }
     }
 
