@@ -114,7 +114,7 @@ struct UserRendering {
     }
 
     func goal(_ goal: Goal, of user: UnlockedUser, topLevel: Bool) -> GoalDTO {
-        self.goal(goal, ownerID: user.id, editable: !goal.activityCategory.mandatoryNoGo, topLevel: topLevel)
+        self.goal(goal, ownerID: user.id, editable: !goal.isOnMandatoryCategory, topLevel: topLevel)
     }
 
     /// `requestingUserID` marks a buddy's goal, whose links carry the requester (as Yona's).

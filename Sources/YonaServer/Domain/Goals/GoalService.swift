@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 
 /// Goals live on the anonymized side; the user reaches them through the anonymized id in the private data.
 struct GoalService: Sendable {
@@ -12,9 +13,25 @@ struct GoalService: Sendable {
     /// The goals of several anonymized users (a user's, or a user's buddies', through the ids their data holds).
     func goals(ofAnonymizedUsers ids: [UUID]) async throws -> [Goal] {
         guard !ids.isEmpty else { return [] }
-        return try await Goal.query(on: db).filter(\.$userAnonymized.$id ~~ ids)
-            .with(\.$activityCategory)
-            .sort(\.$creationTime).all()
+        // Raw SQL: read on every profile, buddy and goal list; Fluent decoded each goal and each whole category (with
+        // its localized names) per row, where the rendering needs one flag of the category.
+        return try await db.sql.raw(
+            """
+            SELECT g.id, g.user_anonymized_id, g.activity_category_id, g.creation_time, g.kind, g.max_duration_minutes, g.zones,
+            c.mandatory_no_go FROM \(unsafeRaw: Goal.schema) g JOIN \(unsafeRaw: ActivityCategory.schema) c ON c.id = g.activity_category_id
+            WHERE g.user_anonymized_id IN (\(binds: ids)) ORDER BY g.creation_time
+            """
+        ).all().map { row in
+            let goal = Goal(
+                id: try row.decode(column: "id", as: UUID.self), userAnonymizedID: try row.decode(column: "user_anonymized_id", as: UUID.self),
+                activityCategoryID: try row.decode(column: "activity_category_id", as: UUID.self),
+                kind: try row.decode(column: "kind", as: String.self),
+                maxDurationMinutes: try row.decode(column: "max_duration_minutes", as: Int?.self),
+                zones: try row.decode(column: "zones", as: [String].self), creationTime: try row.decode(column: "creation_time", as: Date.self))
+            goal.$id.exists = true
+            goal.onMandatoryCategory = try row.decode(column: "mandatory_no_go", as: Bool.self)
+            return goal
+        }
     }
 
     func goal(_ goalID: UUID, of user: UnlockedUser) async throws -> Goal {

@@ -22,6 +22,13 @@ final class Goal: Model, @unchecked Sendable {
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized
     @Parent(key: "activity_category_id") var activityCategory: ActivityCategory
 
+    /// Whether the goal's category is a mandatory no-go one, when the goal was read with that flag (not stored here:
+    /// a plain property, which Fluent leaves alone). Otherwise the eager-loaded category tells.
+    var onMandatoryCategory: Bool?
+
+    /// Whether the goal's category is a mandatory no-go one (the goal then cannot be changed or removed).
+    var isOnMandatoryCategory: Bool { onMandatoryCategory ?? activityCategory.mandatoryNoGo }
+
     init() {}
 
     init(
