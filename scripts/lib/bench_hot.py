@@ -20,14 +20,14 @@ Then N activities (default 1,000,000) are added to those users' history and the 
 read: the profile (`GET /users/{u}` with Yona-Password) of a user with 5 buddies, and the inbox page
 (`GET /users/{u}/messages/?page=0&size=20`) of a user with 100 messages, then with 100,000.
 """
-import json
 import re
 import sqlite3
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from datetime import datetime, timedelta, timezone
+
+import bench_api
+from bench_api import ok, stamp
 
 MODE, BASE, KIND, DB, SERVER_PID, WORK = sys.argv[1:7]
 PREFILL = int(sys.argv[sys.argv.index("--prefill") + 1]) if "--prefill" in sys.argv else 1_000_000
@@ -37,26 +37,7 @@ YEARS_BACK = 20  # goals and users are dated this far back so that every back-da
 
 
 def call(method, path, headers=None, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(path if path.startswith("http") else BASE + path, data=data, method=method,
-                                     headers=dict(headers or {}))
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-
-
-def ok(answer, expected=200):
-    status, body = answer
-    assert status == expected, (status, body[:500])
-    return json.loads(body) if body else {}
-
-
-def stamp(moment):
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+0000"
+    return bench_api.call(BASE, method, path, headers, body)
 
 
 def sql(statement):

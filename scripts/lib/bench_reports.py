@@ -9,17 +9,16 @@ activities are then written straight into PostgreSQL (one a year long, >= 100,00
 long, at the same density). Each report page is fetched alternately for both users; p50/p95 are printed with the
 ratio year/week. `--ingest-only` posts network events through the analyzer API from 8 clients and prints events/s.
 """
-import json
 import random
-import statistics
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
+
+import bench_api
+from bench_api import ok, stamp
 
 BASE, PG = sys.argv[1], sys.argv[2]
 TOKEN = {"Authorization": "Bearer bench-internal-token-0123"}
@@ -27,25 +26,7 @@ PER_DAY = 30  # activities per goal per day: 10 goals x 365 days x 30 = 109,500
 
 
 def call(method, path, headers=None, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(path if path.startswith("http") else BASE + path, data=data, method=method, headers=dict(headers or {}))
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-
-
-def ok(answer, expected=200):
-    status, body = answer
-    assert status == expected, (status, body[:500])
-    return json.loads(body) if body else {}
-
-
-def stamp(moment):
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+0000"
+    return bench_api.call(BASE, method, path, headers, body)
 
 
 def psql(sql):

@@ -14,6 +14,23 @@ struct ActivityEvent: Sendable {
     let startTime: Date
     let endTime: Date?
     let idempotencyKey: String?
+    /// The key as stored (`AnalysisService.keyHash`): hashed once, where the event is made, not in its round.
+    let idempotencyKeyHash: String?
+
+    init(
+        userAnonymizedID: UUID, deviceIndex: Int, categoryNames: [String], matchApplications: Bool, url: String?, startTime: Date,
+        endTime: Date?, idempotencyKey: String?
+    ) {
+        self.userAnonymizedID = userAnonymizedID
+        self.deviceIndex = deviceIndex
+        self.categoryNames = categoryNames
+        self.matchApplications = matchApplications
+        self.url = url
+        self.startTime = startTime
+        self.endTime = endTime
+        self.idempotencyKey = idempotencyKey
+        idempotencyKeyHash = idempotencyKey.map { AnalysisService.keyHash(userAnonymizedID, $0) }
+    }
 }
 
 /// Events of one device that are recorded together or not at all: one classifier post, or one app-activity batch.
@@ -115,17 +132,29 @@ struct AnalysisService: Sendable {
         // only for no-go goals (a budget would count the same minutes twice).
         let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
         var raised: [Int64] = []
-        for goal in round.goals[event.userAnonymizedID, default: []] where categories.contains(goal.categoryID) {
+        for goal in round.goals[event.userAnonymizedID, default: []] where categories.contains(goal.$activityCategory.id) {
             // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
             // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
-            guard let isNoGo = try await goal.isNoGo(at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
+            guard let spec = try await version(of: goal, at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
+            let isNoGo = spec.isNoGo
             if onlyNoGo && !isNoGo { continue }
-            let isNew = try await mergeActivity(event, device: device.id, goal: goal.id, round: round, on: tx)
+            let isNew = try await mergeActivity(event, device: device.id, goal: try goal.requireID(), round: round, on: tx)
             if isNew, isNoGo {
                 raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
             }
         }
         return raised
+    }
+
+    /// What `goal` asked at `time`: the goal itself from its creation on, an earlier version (history item) before
+    /// that, nothing before the goal existed.
+    static func version(of goal: Goal, at time: Date, on db: any Database) async throws -> GoalSpec? {
+        if goal.creationTime <= time { return goal.spec }
+        guard
+            let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.requireID())
+                .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
+        else { return nil }
+        return item.spec
     }
 
     /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either
@@ -141,7 +170,7 @@ struct AnalysisService: Sendable {
     /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
     /// The messages (and their pushes) are written with the round's others at its end.
     private static func raiseGoalConflict(
-        _ event: ActivityEvent, goal: Round.Goal, round: Round, on tx: any Database
+        _ event: ActivityEvent, goal: Goal, round: Round, on tx: any Database
     ) async throws -> [Int64] {
         let url = event.url.map { String($0.prefix(maxURLLength)) }
         let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(minimumDuration))
@@ -150,7 +179,7 @@ struct AnalysisService: Sendable {
         let original = MessageWriter.newMessageID()
         let conflict = MessagePayload(
             kind: .goalConflict, messageID: original, subjectUserAnonymizedID: event.userAnonymizedID,
-            activityCategoryID: goal.categoryID, goalID: goal.id, url: url,
+            activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
             activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
         var deliveries = [MessageWriter.Delivery(recipient: event.userAnonymizedID, id: original, payload: conflict)]
         for buddy in sharing where keys[buddy] != nil {
@@ -189,25 +218,6 @@ private final class Round {
         let id: UUID
         let operatingSystem: String
         let lastMonitoredDay: String?
-    }
-
-    struct Goal {
-        let id: UUID
-        let categoryID: UUID
-        let creationTime: Date
-        let kind: String
-        let maxDurationMinutes: Int?
-
-        /// Whether the goal was a no-go goal at `time`: the goal itself from its creation on, an earlier version
-        /// (history item) before that; nil before the goal existed.
-        func isNoGo(at time: Date, on db: any Database) async throws -> Bool? {
-            if creationTime <= time { return GoalSpec(kind: kind, maxDurationMinutes: maxDurationMinutes, zones: []).isNoGo }
-            guard
-                let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == id)
-                    .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
-            else { return nil }
-            return item.spec.isNoGo
-        }
     }
 
     let categories: [ActivityCategory]
@@ -269,21 +279,14 @@ private final class Round {
             .compactMap(\.id)
         var goals: [UUID: [Goal]] = [:]
         if !relevant.isEmpty {
-            for row in try await tx.sql.raw(
-                """
-                SELECT id, user_anonymized_id, activity_category_id, creation_time, kind, max_duration_minutes FROM \(unsafeRaw: YonaServer.Goal.schema)
-                WHERE user_anonymized_id IN (\(binds: Array(users))) AND activity_category_id IN (\(binds: relevant))
-                """
-            ).all() {
-                goals[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(
-                    Goal(
-                        id: try row.decode(column: "id", as: UUID.self), categoryID: try row.decode(column: "activity_category_id", as: UUID.self),
-                        creationTime: try row.decode(column: "creation_time", as: Date.self), kind: try row.decode(column: "kind", as: String.self),
-                        maxDurationMinutes: try row.decode(column: "max_duration_minutes", as: Int?.self)))
-            }
+            let relevantSet = Set(relevant)
+            goals = Dictionary(
+                grouping: try await GoalService(db: tx).goals(ofAnonymizedUsers: Array(users)).filter {
+                    relevantSet.contains($0.$activityCategory.id)
+                }
+            ) { $0.$userAnonymized.id }
         }
-        let hashes = reports.flatMap(\.events).compactMap { event in event.idempotencyKey.map { AnalysisService.keyHash(event.userAnonymizedID, $0) }
-        }
+        let hashes = reports.flatMap(\.events).compactMap(\.idempotencyKeyHash)
         var stored: Set<String> = []
         if !hashes.isEmpty {
             stored = Set(
@@ -296,8 +299,7 @@ private final class Round {
 
     /// Whether the event is new: no idempotency key, or one neither stored nor seen earlier in this round.
     func isFirstSight(_ event: ActivityEvent) -> Bool {
-        guard let key = event.idempotencyKey else { return true }
-        let hash = AnalysisService.keyHash(event.userAnonymizedID, key)
+        guard let hash = event.idempotencyKeyHash else { return true }
         guard !storedKeys.contains(hash), !newKeys.contains(hash) else { return false }
         newKeys.append(hash)
         return true

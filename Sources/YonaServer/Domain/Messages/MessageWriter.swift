@@ -174,10 +174,11 @@ enum MessageWriter {
 
     /// `payload` under message id `id`, sealed to the recipient's anonymous inbox; nil when the recipient is gone.
     private static func seal(_ payload: MessagePayload, id: Int64, to recipient: UUID, on db: any Database) async throws -> Data? {
-        guard let inbox = try await UserAnonymized.find(recipient, on: db), let publicKey = inbox.anonymousInboxPublicKey else { return nil }
+        let keys = try await inboxKeys(of: [recipient], on: db)
+        guard keys[recipient] != nil else { return nil }
         var payload = payload
         payload.messageID = id
-        return Data(try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey)))
+        return try seal([(recipient, payload)], keys: keys).first
     }
 
     /// Opens a message with the owner's inbox key; a payload that names another id is refused.
