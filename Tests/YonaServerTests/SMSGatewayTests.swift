@@ -72,12 +72,19 @@ import Vapor
                 .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
                 json: [
                     "_embedded": ["yona:user": ["firstName": "Ivo", "lastName": "X", "mobileNumber": invitee, "emailAddress": "buddy@example.com"]],
-                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                    "message": "Claim your prize at https://phish.example/win", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
                 ])
             #expect(invited.status == 201, "\(invited.text)")
             let invitation = try #require(gateway.texts(to: invitee).first?.body["text"])
             #expect(invitation.contains("invites you to become buddies on Yona: \(server.baseURL)/users/"))
             #expect(invitation.contains("tempPassword="))
+            // issue 13: the inviter's typed message is no spam channel: neither the text nor the mail carries it (it
+            // reaches the invitee sealed, inside the app, as Yona's connect request did)
+            let mail = try await server.request(.GET, "/test/emails/last")
+            #expect(mail.status == 200 && mail.text.contains("tempPassword="), "\(mail.text)")
+            for leaving in [invitation, mail.text] {
+                #expect(!leaving.contains("phish.example") && !leaving.contains("prize"), "\(leaving)")
+            }
             let encoded = richard.mobileNumber.replacingOccurrences(of: "+", with: "%2B")
             #expect(try await server.request(.POST, "/admin/requestUserOverwrite/?mobileNumber=\(encoded)").status == 204)
             #expect(gateway.texts(to: richard.mobileNumber).last?.body["text"] == "Your Yona code to move your account to a new phone: 1234")

@@ -47,7 +47,7 @@ struct BuddyService: Sendable {
         let invitation = invitee.map { invitee in
             BuddyInvitation(
                 inviterFirstName: user.privateData.firstName, inviterLastName: user.privateData.lastName,
-                inviteeFirstName: firstName, inviteeLastName: lastName, message: message,
+                inviteeFirstName: firstName, inviteeLastName: lastName,
                 link: inviting.link(invitee.userID, invitee.temporaryPassword))
         }
         let updated: UnlockedUser

@@ -3,13 +3,15 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
-/// What an invitation says: who invites, their note, and the link that carries the temporary password.
+/// What an invitation says: who invites and the link that carries the temporary password. The inviter's typed
+/// message is not part of it: that reaches the invitee inside the app, sealed, as the connect request's text.
+/// A text or mail carries no user-typed text beyond the (capped, control-free) names (issue 13; Yona's mail had
+/// no message either).
 struct BuddyInvitation: Sendable {
     let inviterFirstName: String
     let inviterLastName: String
     let inviteeFirstName: String
     let inviteeLastName: String
-    let message: String?
     let link: String
 }
 
@@ -23,14 +25,13 @@ struct Email: Sendable, Codable, Equatable {
     /// The Yona invitation mail: the app's integration tests find the link after "click <a href=".
     static func invitation(_ invitation: BuddyInvitation, to address: String) -> Email {
         let inviter = "\(invitation.inviterFirstName) \(invitation.inviterLastName)"
-        let note = invitation.message.map { "<p>\(Self.escaped($0))</p>\n" } ?? ""
         return Email(
             from: "\(inviter) <noreply@yona.nu>",
             to: "\(invitation.inviteeFirstName) \(invitation.inviteeLastName) <\(address)>",
             subject: "Become friend of \(inviter) on Yona!",
             body: """
                 <p>\(Self.escaped(inviter)) invites you to become buddies on Yona.</p>
-                \(note)<p>Install the Yona app. Return to this mail and click <a href="\(Self.attribute(invitation.link))">this link</a> on your phone to accept.</p>
+                <p>Install the Yona app. Return to this mail and click <a href="\(Self.attribute(invitation.link))">this link</a> on your phone to accept.</p>
                 """)
     }
 
