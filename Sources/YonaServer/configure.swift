@@ -52,7 +52,7 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger), email: emailTransport),
         emailTransport: emailTransport,
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
-        pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics),
+        pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics, app: app),
         metrics: metrics,
         vpnResources: try VPNResources.load(config.vpn, logger: app.logger),
         ingest: GroupCommit(
@@ -88,16 +88,31 @@ func makeSMSTransport(_ settings: AppConfig.SMSSettings, logger: Logger) -> any 
 }
 
 /// The configured push provider; a bad service account stops start-up with one line.
-func makePushProvider(_ config: AppConfig, logger: Logger, metrics: YonaMetrics?) async throws -> any PushProvider {
+func makePushProvider(_ config: AppConfig, logger: Logger, metrics: YonaMetrics?, app: Application) async throws
+    -> any PushProvider
+{
     guard config.pushProvider == "fcm", let path = config.fcmServiceAccountPath else { return LogPushProvider(logger: logger) }
     let account = try FCMServiceAccount.load(path: path)
+    let client = try FCMPushProvider.makeClient(concurrency: config.push.concurrency, trustRootsPEM: config.fcmTrustRootsPEM)
+    app.lifecycle.use(HTTPClientStopper(client: client))
     let tokens: FCMAccessTokens
     do {
-        tokens = try await FCMAccessTokens(account: account, client: .shared, metrics: metrics)
+        tokens = try await FCMAccessTokens(account: account, client: client, metrics: metrics)
     } catch {
         throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has a private key that is not a usable RSA PEM key")
     }
-    return FCMPushProvider(endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: .shared, metrics: metrics)
+    return FCMPushProvider(endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: client, metrics: metrics)
+}
+
+/// Shuts a client the application made for itself down when the application stops.
+struct HTTPClientStopper: LifecycleHandler {
+    let client: HTTPClient
+
+    func shutdownAsync(_ app: Application) async {
+        do { try await client.shutdown() } catch {
+            app.logger.warning("HTTP client shutdown failed", metadata: ["error": .string(String(reflecting: error))])
+        }
+    }
 }
 
 /// The long-lived collaborators of the domain, made once at start-up.

@@ -21,6 +21,21 @@ import Testing
         PushMessage.make(token: token, messageID: id, publicBaseURL: "https://yona.example")
     }
 
+    /// The hand-written body is the same JSON value as the generic encoder's, for any token an app could send or a
+    /// store could hold: quotes, backslashes, control characters, a combining mark right after a quote, emoji.
+    @Test func theWrittenBodyIsTheEncodersJSON() throws {
+        let tokens = [
+            "fcm-token:APA91b", #"q"uote\back"#, "line\nbreak\ttab\r\u{01}\u{1F}", "\"\u{301}accent", "emoji🙂é", "", "/slash/",
+        ]
+        for token in tokens {
+            let message = PushMessage.make(token: token, messageID: 9_007_199_254_740_993, publicBaseURL: "https://yona.example/a\"b")
+            let written = Data(message.body().readableBytesView)
+            #expect(try JSONDecoder().decode(PushMessage.self, from: written) == message, "\(token)")
+            let generic = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(message)) as? NSDictionary
+            #expect(try JSONSerialization.jsonObject(with: written) as? NSDictionary == generic, "\(token)")
+        }
+    }
+
     @Test func everyRowOfTheErrorTable() async throws {
         let emulator = try await FCMEmulator.start()
         let (fcm, _) = try await Self.provider(emulator)
@@ -45,6 +60,42 @@ import Testing
                 android: broken.message.android, apns: broken.message.apns))
         #expect(await fcm.send(broken) == .rejected(code: "INVALID_ARGUMENT_PAYLOAD"))
         #expect(emulator.messages(to: "ok-token").count == 1)
+        await emulator.stop()
+    }
+
+    /// push.md: FCM speaks HTTP/2 over TLS. The production client, trusting the operator's extra root
+    /// (`YONA_FCM_CA`), negotiates h2 by ALPN for the OAuth grant and the sends; parallel sends share the connection's
+    /// streams. Without that root the endpoint is refused (a transient failure) and nothing reaches it.
+    @Test func sendsOverHTTP2WithTLSToATrustedEndpointOnly() async throws {
+        let ca = try FCMEmulator.TestCA.make()
+        let emulator = try await FCMEmulator.start(tls: ca)
+        let account = try FCMServiceAccount.load(path: try emulator.serviceAccountFile())
+        let rootPEM = try String(contentsOfFile: ca.root, encoding: .utf8)
+        let config = try AppConfig.fromEnvironment(["YONA_FCM_CA": rootPEM])
+        let client = try FCMPushProvider.makeClient(concurrency: 8, trustRootsPEM: config.fcmTrustRootsPEM)
+        let fcm = FCMPushProvider(
+            endpoint: emulator.baseURL, projectID: account.projectID, tokens: try await FCMAccessTokens(account: account, client: client),
+            client: client)
+        let outcomes = await withTaskGroup(of: PushOutcome.self) { group in
+            for index in 0..<20 { group.addTask { await fcm.send(Self.push("ok-h2-\(index)", id: Int64(index + 1))) } }
+            return await group.reduce(into: [PushOutcome]()) { $0.append($1) }
+        }
+        #expect(outcomes == Array(repeating: .delivered, count: 20))
+        #expect(emulator.httpVersions == Array(repeating: 2, count: 20), "\(emulator.httpVersions)")
+        #expect(emulator.messages(to: "ok-h2-7").count == 1)
+        // the same endpoint without the extra root: the certificate is not trusted
+        let untrusted = try FCMPushProvider.makeClient(concurrency: 8, trustRootsPEM: nil)
+        let refused = FCMPushProvider(
+            endpoint: emulator.baseURL, projectID: account.projectID,
+            tokens: try await FCMAccessTokens(account: account, client: untrusted), client: untrusted)
+        #expect(await refused.send(Self.push("ok-untrusted")) == .retry(after: nil, quota: false, code: "NETWORK"))
+        #expect(emulator.messages(to: "ok-untrusted").isEmpty)
+        // a value that holds no certificate stops start-up with one line
+        #expect(throws: AppConfig.Invalid(variable: "YONA_FCM_CA", problem: "holds no PEM certificate")) {
+            try AppConfig.fromEnvironment(["YONA_FCM_CA": "not a certificate"])
+        }
+        try await client.shutdown()
+        try await untrusted.shutdown()
         await emulator.stop()
     }
 

@@ -152,11 +152,66 @@ import Testing
     final class CountingProvider: PushProvider, @unchecked Sendable {
         let inner: LogPushProvider
         let sent = NIOLockedValueBox([Int64: Int]())
+        /// Message ids in the order they reached the boundary, per token.
+        let order = NIOLockedValueBox([String: [Int64]]())
         var name: String { "counting" }
         init(_ inner: LogPushProvider) { self.inner = inner }
         func send(_ message: PushMessage) async -> PushOutcome {
-            sent.withLockedValue { $0[Int64(message.data["messageId"]!)!, default: 0] += 1 }
+            let id = Int64(message.data["messageId"]!)!
+            sent.withLockedValue { $0[id, default: 0] += 1 }
+            order.withLockedValue { $0[message.message.token, default: []].append(id) }
             return await inner.send(message)
+        }
+    }
+
+    /// The workers' pipelined drain: claims overlap sends and finishing, yet each device still gets its pushes in
+    /// the order they were queued, each once; finished rows are deleted once older than a push's maximum age.
+    @Test(arguments: TestDatabase.available)
+    func aDrainKeepsEachDevicesOrderAndFinishedRowsArePurgedLater(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: 12 devices with 6 pushes each, queued a second apart per device
+            let owner = try await server.createUser()
+            let (ua, _) = try await server.vpnLogin(owner)
+            let t0 = Date().addingTimeInterval(-60)
+            for index in 1...12 {
+                let device = DeviceAnonymized(
+                    id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
+                    appVersion: "1", appVersionCode: 1, firebaseInstanceID: "fiid-order-\(index)")
+                try await device.create(on: server.app.db)
+                for push in 0..<6 {
+                    try await PendingPush(
+                        id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push), now: t0.addingTimeInterval(Double(push))
+                    ).create(on: server.app.db)
+                }
+            }
+            let counter = CountingProvider(LogPushProvider(logger: server.app.logger))
+            var settings = server.app.yona.config.push
+            settings.concurrency = 5
+            let dispatcher = PushDispatcher(
+                db: server.app.db, provider: counter, settings: settings, publicBaseURL: "http://127.0.0.1",
+                skipLocked: db == .postgres, logger: server.app.logger)
+            // act: small claims and few sends in flight, so claims, sends and finishing overlap many times
+            var claimed = 0
+            for _ in 0..<50 {
+                let round = try await dispatcher.drain(limit: 4)
+                claimed += round
+                if round == 0 { break }
+            }
+            // check
+            #expect(claimed == 72)
+            #expect(counter.sent.withLockedValue { $0 }.values.allSatisfy { $0 == 1 })
+            let order = counter.order.withLockedValue { $0 }
+            #expect(order.count == 12)
+            for (token, ids) in order { #expect(ids == ids.sorted() && ids.count == 6, "\(token): \(ids)") }
+            #expect(try await PendingPush.query(on: server.app.db).filter(\.$state == "sent").count() == 72)
+            // a row still waiting is never purged; finished rows only once older than the maximum age
+            let device = try #require(try await DeviceAnonymized.query(on: server.app.db).filter(\.$firebaseInstanceID == "fiid-order-1").first())
+            let waiting = PendingPush(id: UUID(), deviceID: device.id!, messageID: 999, now: t0)
+            waiting.nextAttemptAt = Date().addingTimeInterval(3600)
+            try await waiting.create(on: server.app.db)
+            #expect(try await dispatcher.purgeFinished() == 0)
+            #expect(try await dispatcher.purgeFinished(now: Date().addingTimeInterval(PushDispatcher.finishedRetention), chunk: 10) == 72)
+            #expect(try await PendingPush.query(on: server.app.db).all().map(\.messageID) == [999])
         }
     }
 
@@ -186,23 +241,27 @@ import Testing
                     db: server.app.db, provider: counter, settings: server.app.yona.config.push,
                     publicBaseURL: "http://127.0.0.1", skipLocked: true, logger: server.app.logger)
             }
-            // act: both instances drain concurrently until nothing is left
+            // act: both instances drain concurrently, as their workers do (the pipelined drain, small claims so the two
+            // interleave), until nothing is left
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for server in [first, second] {
                     group.addTask {
                         var idle = 0
                         while idle < 3 {
-                            idle = try await dispatcher(server).drainOnce(limit: 7) == 0 ? idle + 1 : 0
+                            idle = try await dispatcher(server).drain(limit: 7) == 0 ? idle + 1 : 0
                         }
                     }
                 }
                 try await group.waitForAll()
             }
             await second.stop()
-            // check
+            // check: each push once, and each device's in the order they were queued, across both instances
             let counts = counter.sent.withLockedValue { $0 }
             #expect(counts.count == 200)
             #expect(counts.values.allSatisfy { $0 == 1 }, "a push went out twice")
+            for (token, ids) in counter.order.withLockedValue({ $0 }) {
+                #expect(ids == ids.sorted() && ids.count == 5, "\(token): \(ids)")
+            }
             #expect(try await PendingPush.query(on: first.app.db).filter(\.$state == "sent").count() == 200)
         }
     }

@@ -21,7 +21,11 @@ extension Application {
         // The purges run at start and then every interval; the two queues run whenever they find work.
         let newDeviceRequestPurge = Int64(min(600, max(1, yona.config.newDeviceRequestLifetime / 4)))
         var jobs = [
-            job("push-outbox", every: poll) { try await dispatcher.drainOnce() > 0 },
+            job("push-outbox", every: poll) { try await dispatcher.drain() > 0 },
+            job("purge-finished-pushes", every: .seconds(3600)) {
+                try await dispatcher.purgeFinished()
+                return false
+            },
             // Announcements become messages and pushes in batches of their own transaction, so a large broadcast
             // neither holds one giant transaction nor holds up the pushes already queued.
             job("announcement-fan-out", every: poll) { try await fanOut.runOnce() > 0 },

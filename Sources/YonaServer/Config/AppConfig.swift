@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import YonaCrypto
 
 /// Everything the server reads from its environment, validated once at start-up.
@@ -46,6 +47,9 @@ public struct AppConfig: Sendable {
     public var fcmServiceAccountPath: String?
     /// FCM's base URL; tests point it at the local emulator.
     public var fcmEndpoint: String
+    /// Extra trust roots (PEM) for the FCM endpoint's TLS, beside the system's: a TLS-inspecting proxy's CA, or the
+    /// test CA of a local endpoint (`YONA_FCM_CA`, or `YONA_FCM_CA_FILE` naming the file).
+    public var fcmTrustRootsPEM: String? = nil
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
     /// How long after a pin reset request its code is texted and usable (Yona: a day; 10 s on test servers).
@@ -209,6 +213,12 @@ public struct AppConfig: Sendable {
                 throw Invalid(variable: "YONA_FCM_ENDPOINT", problem: "must be an absolute http(s) URL")
             }
             config.fcmEndpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        }
+        if let pem = env["YONA_FCM_CA"] {
+            guard (try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))?.isEmpty == false else {
+                throw Invalid(variable: "YONA_FCM_CA", problem: "holds no PEM certificate")
+            }
+            config.fcmTrustRootsPEM = pem
         }
         if let provider = env["YONA_PUSH_PROVIDER"] {
             guard ["log", "fcm"].contains(provider) else { throw Invalid(variable: "YONA_PUSH_PROVIDER", problem: "must be 'log' or 'fcm'") }

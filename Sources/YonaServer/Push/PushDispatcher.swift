@@ -36,6 +36,8 @@ struct PushDispatcher: Sendable {
         let messageID: Int64
         let attempts: Int
         let createdAt: Date
+        /// The device's Instance ID when the row was claimed (nil once it was cleared).
+        let token: String?
     }
 
     /// Clears Instance IDs the app has not sent again for `tokenStaleDays` (push.md): such a token is most
@@ -55,65 +57,169 @@ struct PushDispatcher: Sendable {
         return stale.count
     }
 
-    /// One round: claim up to `limit` due rows and finish each. Returns how many were claimed.
+    /// One round: claims up to `limit` due rows (at most one per device) and finishes each. Returns how many were
+    /// claimed. The workers run `drain()`; a single round is what tests step through.
     @discardableResult
     func drainOnce(now: Date = Date(), limit: Int = 256) async throws -> Int {
-        let claimed = try await claim(now: now, limit: limit)
-        guard !claimed.isEmpty else { return 0 }
-        let tokens = try await DeviceAnonymized.query(on: db).filter(\.$id ~~ claimed.map(\.deviceID)).all()
-            .reduce(into: [UUID: String]()) { map, device in if let token = device.firebaseInstanceID { map[device.id!] = token } }
-        let delivered = try await withThrowingTaskGroup(of: UUID?.self) { group in
-            var inFlight = 0
+        try await session(now: now, limit: limit, claimOnce: true)
+    }
+
+    /// Sends everything that is due, as a pipeline: up to `concurrency` sends in flight at all times, the next claim
+    /// running while earlier rows are being sent, and delivered rows marked sent in one statement per flush beside the
+    /// sends. The database and the network work at the same time, and no send waits for the slowest one of a round.
+    /// Returns how many rows it claimed.
+    @discardableResult
+    func drain(limit: Int = 512) async throws -> Int {
+        try await session(now: nil, limit: limit, claimOnce: false)
+    }
+
+    private enum Event: Sendable {
+        case claimed([Claimed])
+        case sent(UUID?)
+        case finished
+    }
+
+    /// `now` fixed (tests) or the clock's (`nil`); `claimOnce` stops after the first claim's rows.
+    private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool) async throws -> Int {
+        let start = fixedNow ?? Date()
+        // A cheap read first, so an idle worker does not take the write lock on every poll.
+        let (due, lapsed) = try await work(at: start)
+        if lapsed { try await reclaimLapsed(at: start) }
+        guard due || lapsed else { return 0 }
+        let concurrency = max(1, settings.concurrency)
+        return try await withThrowingTaskGroup(of: Event.self) { group in
+            var total = 0
+            var queue: [Claimed] = []
+            var queued = 0 // rows of `queue` before this index are taken
+            var claiming = false
+            var exhausted = false
+            var sending = 0
             var delivered: [UUID] = []
-            for row in claimed {
-                if inFlight >= settings.concurrency {
-                    if let id = try await group.next() ?? nil { delivered.append(id) }
-                    inFlight -= 1
-                }
-                group.addTask { try await deliver(row, token: tokens[row.deviceID]) ? row.id : nil }
-                inFlight += 1
+            var finishing = false
+            func claimMore() {
+                claiming = true
+                group.addTask { .claimed(try await claim(now: fixedNow ?? Date(), limit: limit)) }
             }
-            for try await id in group { if let id { delivered.append(id) } }
-            return delivered
+            claimMore()
+            while let event = try await group.next() {
+                switch event {
+                case .claimed(let rows):
+                    claiming = false
+                    total += rows.count
+                    if rows.isEmpty || claimOnce { exhausted = true }
+                    queue.removeFirst(queued)
+                    queued = 0
+                    queue.append(contentsOf: rows)
+                case .sent(let id):
+                    sending -= 1
+                    if let id { delivered.append(id) }
+                case .finished:
+                    finishing = false
+                    // the rows just finished may have been the heads that held their devices' next pushes back
+                    if !claimOnce { exhausted = false }
+                }
+                while sending < concurrency, queued < queue.count {
+                    let row = queue[queued]
+                    queued += 1
+                    sending += 1
+                    group.addTask { .sent(try await deliver(row) ? row.id : nil) }
+                }
+                if !finishing, !delivered.isEmpty, delivered.count >= concurrency || queued == queue.count {
+                    let ids = delivered
+                    delivered = []
+                    finishing = true
+                    group.addTask {
+                        try await markSent(ids)
+                        return .finished
+                    }
+                }
+                if !claiming, !exhausted, queue.count - queued < concurrency { claimMore() }
+            }
+            return total
         }
-        // The common outcome is finished for the whole round in one statement.
-        if !delivered.isEmpty {
+    }
+
+    /// Whether rows are due, and whether claims of a worker that died have lapsed (one read, no lock).
+    private func work(at now: Date) async throws -> (due: Bool, lapsed: Bool) {
+        let row = try await db.sql.raw(
+            """
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM push_outbox WHERE state = 'pending' AND next_attempt_at <= \(bind: now))
+                        THEN 1 ELSE 0 END AS due,
+                   CASE WHEN EXISTS (SELECT 1 FROM push_outbox WHERE state = 'claimed' AND claimed_until < \(bind: now))
+                        THEN 1 ELSE 0 END AS lapsed
+            """
+        ).first()
+        return (try row?.decode(column: "due", as: Int.self) == 1, try row?.decode(column: "lapsed", as: Int.self) == 1)
+    }
+
+    /// Claims whose lease lapsed (their worker died or stalled) become pending again, in their old place.
+    /// On PostgreSQL rows another instance is reclaiming at the same moment are skipped, not waited for.
+    private func reclaimLapsed(at now: Date) async throws {
+        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
+        try await db.sql.raw(
+            """
+            UPDATE push_outbox SET state = 'pending', claimed_until = NULL
+            WHERE id IN (SELECT id FROM push_outbox WHERE state = 'claimed' AND claimed_until < \(bind: now) \(lock))
+            """
+        ).run()
+    }
+
+    /// How long a finished row (sent, failed) stays, for an operator to read its `last_error`.
+    static let finishedRetention: TimeInterval = 3600
+
+    /// Deletes finished rows older than `finishedRetention`, in chunks (short statements beside the drain): the
+    /// outbox does not grow with history, and it does not keep which device was told of which message.
+    @discardableResult
+    func purgeFinished(now: Date = Date(), chunk: Int = 10_000) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Self.finishedRetention)
+        var purged = 0
+        while true {
+            let rows = try await db.sql.raw(
+                """
+                DELETE FROM push_outbox WHERE id IN (
+                    SELECT id FROM push_outbox WHERE state IN ('sent', 'failed') AND created_at < \(bind: cutoff) LIMIT \(bind: chunk))
+                RETURNING id
+                """
+            ).all()
+            purged += rows.count
+            if rows.count < chunk { return purged }
+        }
+    }
+
+    /// Delivered rows, finished in one statement.
+    private func markSent(_ ids: [UUID]) async throws {
+        for chunk in ids.chunked(1000) {
             try await db.sql.raw(
                 """
                 UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, claimed_until = NULL, last_error = NULL
-                WHERE id IN (\(binds: delivered))
+                WHERE id IN (\(binds: Array(chunk)))
                 """
             ).run()
         }
-        return claimed.count
     }
 
+    /// Claims due rows that head their device's queue: a row waits while an older one of its device is unfinished,
+    /// so each device gets its pushes in order. Both conditions are probes of partial indexes that hold only open
+    /// rows (`AddPushOutboxOpenIndexes`), so sent history costs nothing, and rows come in due order from the index
+    /// without a sort. The token comes back with the claim.
     private func claim(now: Date, limit: Int) async throws -> [Claimed] {
-        // A cheap read first, so an idle worker does not take the write lock on every poll.
-        let due = try await PendingPush.query(on: db)
-            .group(.or) { either in
-                either.group(.and) { $0.filter(\.$state == PendingPush.State.pending.rawValue).filter(\.$nextAttemptAt <= now) }
-                either.group(.and) { $0.filter(\.$state == PendingPush.State.claimed.rawValue).filter(\.$claimedUntil < now) }
-            }
-            .count()
-        guard due > 0 else { return [] }
         let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
         let rows = try await db.sql.raw(
             """
             UPDATE push_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
             WHERE id IN (
                 SELECT p.id FROM push_outbox p
-                WHERE ((p.state = 'pending' AND p.next_attempt_at <= \(bind: now))
-                       OR (p.state = 'claimed' AND p.claimed_until < \(bind: now)))
+                WHERE p.state = 'pending' AND p.next_attempt_at <= \(bind: now)
                   AND NOT EXISTS (
                       SELECT 1 FROM push_outbox o
-                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.id <> p.id
-                        AND o.state IN ('pending', 'claimed') AND o.created_at < p.created_at)
-                ORDER BY p.created_at
+                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.state IN ('pending', 'claimed')
+                        AND o.created_at < p.created_at)
+                ORDER BY p.next_attempt_at
                 LIMIT \(bind: limit)
                 \(lock)
             )
-            RETURNING id, device_anonymized_id, message_id, attempts, created_at
+            RETURNING id, device_anonymized_id, message_id, attempts, created_at,
+                (SELECT d.firebase_instance_id FROM devices_anonymized d WHERE d.id = push_outbox.device_anonymized_id) AS token
             """
         ).all()
         return try rows.map { row in
@@ -122,14 +228,15 @@ struct PushDispatcher: Sendable {
                 deviceID: try row.decode(column: "device_anonymized_id", as: UUID.self),
                 messageID: try row.decode(column: "message_id", as: Int64.self),
                 attempts: try row.decode(column: "attempts", as: Int.self),
-                createdAt: try row.decode(column: "created_at", as: Date.self))
+                createdAt: try row.decode(column: "created_at", as: Date.self),
+                token: try row.decode(column: "token", as: String?.self))
         }
     }
 
     /// Sends one claimed row and records any outcome but success; returns whether it was delivered (the
     /// caller marks delivered rows sent in one statement).
-    private func deliver(_ row: Claimed, token: String?) async throws -> Bool {
-        guard let token else {
+    private func deliver(_ row: Claimed) async throws -> Bool {
+        guard let token = row.token else {
             // The app's token was cleared (or the device went): nothing to send until it sends a new one.
             try await finish(row, state: .failed, error: "NO_TOKEN")
             metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")

@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import NIOConcurrencyHelpers
+import NIOSSL
 import Vapor
 
 @testable import YonaServer
@@ -22,6 +23,40 @@ final class FCMEmulator: Sendable {
         var hungRequests = 0
         /// Whether a request held while hanging is answered normally afterwards (else dropped with a 503).
         var answerAfterHang = false
+        /// The HTTP major version of every accepted send, in order.
+        var httpVersions: [Int] = []
+    }
+
+    /// A throwaway CA and a certificate it signed for 127.0.0.1 (made with the openssl tool), for the emulator's TLS.
+    struct TestCA {
+        let directory: URL
+        var root: String { directory.appendingPathComponent("ca.pem").path }
+        var certificate: String { directory.appendingPathComponent("server.pem").path }
+        var key: String { directory.appendingPathComponent("server.key").path }
+
+        static func make() throws -> TestCA {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("yona-fcm-ca-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let ca = TestCA(directory: directory)
+            func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+            let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+            _ = try ExternalTool.run(
+                "openssl",
+                ["req", "-x509"] + curve + [
+                    "-keyout", path("ca.key"), "-out", ca.root, "-days", "2", "-subj", "/CN=Test FCM CA",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                ])
+            _ = try ExternalTool.run("openssl", ["req"] + curve + ["-keyout", ca.key, "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
+            try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n".utf8).write(
+                to: URL(fileURLWithPath: path("server.ext")))
+            _ = try ExternalTool.run(
+                "openssl",
+                [
+                    "x509", "-req", "-in", path("server.csr"), "-CA", ca.root, "-CAkey", path("ca.key"), "-CAcreateserial",
+                    "-out", ca.certificate, "-days", "2", "-extfile", path("server.ext"),
+                ])
+            return ca
+        }
     }
 
     let app: Application
@@ -34,10 +69,17 @@ final class FCMEmulator: Sendable {
         self.baseURL = baseURL
     }
 
-    static func start() async throws -> FCMEmulator {
+    /// Plain HTTP/1.1, or with `tls` HTTPS offering HTTP/2 and HTTP/1.1 by ALPN, as fcm.googleapis.com does.
+    static func start(tls: TestCA? = nil) async throws -> FCMEmulator {
         let app = try await Application.make(.testing)
         app.http.server.configuration.hostname = "127.0.0.1"
         app.http.server.configuration.port = 0
+        if let tls {
+            app.http.server.configuration.tlsConfiguration = .makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
+            app.http.server.configuration.supportVersions = [.one, .two]
+        }
         app.logger.logLevel = .warning
         let keys = JWTKeyCollection()
         let publicPEM = try String(contentsOf: fixture("test-service-account.pub.pem"), encoding: .utf8)
@@ -51,7 +93,8 @@ final class FCMEmulator: Sendable {
             try await box.withLockedValue { $0! }.send(req, schema: schema)
         }
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
-        let emulator = FCMEmulator(app: app, baseURL: "http://127.0.0.1:\(app.http.server.shared.localAddress!.port!)")
+        let emulator = FCMEmulator(
+            app: app, baseURL: "\(tls == nil ? "http" : "https")://127.0.0.1:\(app.http.server.shared.localAddress!.port!)")
         box.withLockedValue { $0 = emulator }
         return emulator
     }
@@ -94,6 +137,7 @@ final class FCMEmulator: Sendable {
     }
 
     func messages(to token: String) -> [Data] { state.withLockedValue { $0.received[token] ?? [] } }
+    var httpVersions: [Int] { state.withLockedValue { $0.httpVersions } }
     var refreshes: Int { state.withLockedValue { $0.refreshes } }
 
     // MARK: - endpoints
@@ -192,6 +236,7 @@ final class FCMEmulator: Sendable {
         }
         let number = state.withLockedValue { s -> Int in
             s.received[token, default: []].append(body)
+            s.httpVersions.append(req.version.major)
             s.sendCount += 1
             return s.sendCount
         }

@@ -42,5 +42,6 @@ enum YonaMigrations {
         CreateUserPhotos(),
         CreateVPNAccountOutbox(),
         AddInboxIndex(),
+        AddPushOutboxOpenIndexes(),
     ]
 }
