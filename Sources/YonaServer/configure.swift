@@ -101,7 +101,8 @@ func makePushProvider(_ config: AppConfig, logger: Logger, metrics: YonaMetrics?
     } catch {
         throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has a private key that is not a usable RSA PEM key")
     }
-    return FCMPushProvider(endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: client, metrics: metrics)
+    return FCMPushProvider(
+        endpoint: config.fcmEndpoint, projectID: account.projectID, tokens: tokens, client: client, metrics: metrics, logger: logger)
 }
 
 /// Shuts a client the application made for itself down when the application stops.

@@ -14,6 +14,9 @@ def snapshot():
         if not pid.isdigit():
             continue
         try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if not f.read(1):
+                    continue  # a kernel thread: they come and go, and their pids are reused
             with open(f"/proc/{pid}/stat") as f:
                 raw = f.read()
         except OSError:

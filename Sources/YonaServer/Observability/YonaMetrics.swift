@@ -95,7 +95,7 @@ final class YonaMetrics: Sendable {
     /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.
     func refreshOutboxGauges(on db: any Database, now: Date = Date()) async throws {
         let open = PendingPush.query(on: db)
-            .filter(\.$state ~~ [PendingPush.State.pending.rawValue, PendingPush.State.claimed.rawValue])
+            .filter(\.$state == PendingPush.State.pending.rawValue)
         let depth = try await open.count()
         let oldest = try await open.sort(\.$createdAt).first()?.createdAt
         registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))

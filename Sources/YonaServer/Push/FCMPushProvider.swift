@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -13,6 +14,9 @@ struct FCMPushProvider: PushProvider {
     let client: HTTPClient
     var timeout: TimeAmount = .seconds(10)
     var metrics: YonaMetrics? = nil
+    /// Says why a request failed on the way (a refused connection, a TLS failure, a timeout): the outcome the outbox
+    /// sees is only "NETWORK". Nothing personal is in these errors (no body, no token).
+    var logger: Logger? = nil
     var name: String { "fcm" }
 
     /// The provider's own HTTP client. The shared client keeps at most 8 HTTP/1.1 connections per host, which capped
@@ -45,6 +49,7 @@ struct FCMPushProvider: PushProvider {
         } catch is FCMAccessTokens.GrantFailed {
             return .retry(after: nil, quota: false, code: "OAUTH_GRANT_FAILED")
         } catch {
+            logger?.warning("FCM request failed", metadata: ["error": .string(String(reflecting: error))])
             return .retry(after: nil, quota: false, code: "NETWORK")
         }
     }

@@ -81,11 +81,8 @@ struct PushDispatcher: Sendable {
 
     /// `now` fixed (tests) or the clock's (`nil`); `claimOnce` stops after the first claim's rows.
     private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool) async throws -> Int {
-        let start = fixedNow ?? Date()
         // A cheap read first, so an idle worker does not take the write lock on every poll.
-        let (due, lapsed) = try await work(at: start)
-        if lapsed { try await reclaimLapsed(at: start) }
-        guard due || lapsed else { return 0 }
+        guard try await anythingDue(at: fixedNow ?? Date()) else { return 0 }
         let concurrency = max(1, settings.concurrency)
         return try await withThrowingTaskGroup(of: Event.self) { group in
             var total = 0
@@ -129,46 +126,34 @@ struct PushDispatcher: Sendable {
                     delivered = []
                     finishing = true
                     group.addTask {
-                        try await markSent(ids)
+                        try await finishDelivered(ids)
                         return .finished
                     }
                 }
-                if !claiming, !exhausted, queue.count - queued < concurrency { claimMore() }
+                // keep about a claim's worth of rows ahead of the sends, so they never wait for a claim to come back
+                if !claiming, !exhausted, queue.count - queued < max(concurrency, limit) { claimMore() }
             }
             return total
         }
     }
 
-    /// Whether rows are due, and whether claims of a worker that died have lapsed (one read, no lock).
-    private func work(at now: Date) async throws -> (due: Bool, lapsed: Bool) {
-        let row = try await db.sql.raw(
-            """
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM push_outbox WHERE state = 'pending' AND next_attempt_at <= \(bind: now))
-                        THEN 1 ELSE 0 END AS due,
-                   CASE WHEN EXISTS (SELECT 1 FROM push_outbox WHERE state = 'claimed' AND claimed_until < \(bind: now))
-                        THEN 1 ELSE 0 END AS lapsed
-            """
-        ).first()
-        return (try row?.decode(column: "due", as: Int.self) == 1, try row?.decode(column: "lapsed", as: Int.self) == 1)
-    }
-
-    /// Claims whose lease lapsed (their worker died or stalled) become pending again, in their old place.
-    /// On PostgreSQL rows another instance is reclaiming at the same moment are skipped, not waited for.
-    private func reclaimLapsed(at now: Date) async throws {
-        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
+    /// Whether a row is due and not leased (one read through the due index, no lock).
+    private func anythingDue(at now: Date) async throws -> Bool {
         try await db.sql.raw(
             """
-            UPDATE push_outbox SET state = 'pending', claimed_until = NULL
-            WHERE id IN (SELECT id FROM push_outbox WHERE state = 'claimed' AND claimed_until < \(bind: now) \(lock))
+            SELECT 1 AS due FROM push_outbox
+            WHERE state = 'pending' AND next_attempt_at <= \(bind: now) AND (claimed_until IS NULL OR claimed_until < \(bind: now))
+            LIMIT 1
             """
-        ).run()
+        ).first() != nil
     }
 
-    /// How long a finished row (sent, failed) stays, for an operator to read its `last_error`.
+    /// How long a failed row stays, for an operator to read its `last_error`.
     static let finishedRetention: TimeInterval = 3600
 
-    /// Deletes finished rows older than `finishedRetention`, in chunks (short statements beside the drain): the
-    /// outbox does not grow with history, and it does not keep which device was told of which message.
+    /// Deletes failed rows older than `finishedRetention`, in chunks (short statements beside the drain). Delivered
+    /// rows are deleted when they are sent: the outbox does not grow with history, and it does not keep which device
+    /// was told of which message.
     @discardableResult
     func purgeFinished(now: Date = Date(), chunk: Int = 10_000) async throws -> Int {
         let cutoff = now.addingTimeInterval(-Self.finishedRetention)
@@ -177,7 +162,7 @@ struct PushDispatcher: Sendable {
             let rows = try await db.sql.raw(
                 """
                 DELETE FROM push_outbox WHERE id IN (
-                    SELECT id FROM push_outbox WHERE state IN ('sent', 'failed') AND created_at < \(bind: cutoff) LIMIT \(bind: chunk))
+                    SELECT id FROM push_outbox WHERE state = 'failed' AND created_at < \(bind: cutoff) LIMIT \(bind: chunk))
                 RETURNING id
                 """
             ).all()
@@ -186,34 +171,30 @@ struct PushDispatcher: Sendable {
         }
     }
 
-    /// Delivered rows, finished in one statement.
-    private func markSent(_ ids: [UUID]) async throws {
+    /// Delivered rows are done: deleted in one statement (a delete writes no index entries, unlike an update).
+    private func finishDelivered(_ ids: [UUID]) async throws {
         for chunk in ids.chunked(1000) {
-            try await db.sql.raw(
-                """
-                UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, claimed_until = NULL, last_error = NULL
-                WHERE id IN (\(binds: Array(chunk)))
-                """
-            ).run()
+            try await db.sql.raw("DELETE FROM push_outbox WHERE id IN (\(binds: Array(chunk)))").run()
         }
     }
 
-    /// Claims due rows that head their device's queue: a row waits while an older one of its device is unfinished,
-    /// so each device gets its pushes in order. Both conditions are probes of partial indexes that hold only open
-    /// rows (`AddPushOutboxOpenIndexes`), so sent history costs nothing, and rows come in due order from the index
-    /// without a sort. The token comes back with the claim.
+    /// Claims due rows that head their device's queue: a row waits while an older one of its device is open, so each
+    /// device gets its pushes in order. The claim is a lease (`claimed_until`) and nothing else: a row whose worker died
+    /// is claimable again once it lapses, and the update touches no indexed column (`ReshapePushOutboxForTheDrain`).
+    /// Both conditions are probes of partial indexes of open rows, and rows come in due order from the index without a
+    /// sort. The token comes back with the claim.
     private func claim(now: Date, limit: Int) async throws -> [Claimed] {
         let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
         let rows = try await db.sql.raw(
             """
-            UPDATE push_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
+            UPDATE push_outbox SET claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
             WHERE id IN (
                 SELECT p.id FROM push_outbox p
                 WHERE p.state = 'pending' AND p.next_attempt_at <= \(bind: now)
+                  AND (p.claimed_until IS NULL OR p.claimed_until < \(bind: now))
                   AND NOT EXISTS (
                       SELECT 1 FROM push_outbox o
-                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.state IN ('pending', 'claimed')
-                        AND o.created_at < p.created_at)
+                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.state = 'pending' AND o.created_at < p.created_at)
                 ORDER BY p.next_attempt_at
                 LIMIT \(bind: limit)
                 \(lock)
@@ -234,7 +215,7 @@ struct PushDispatcher: Sendable {
     }
 
     /// Sends one claimed row and records any outcome but success; returns whether it was delivered (the
-    /// caller marks delivered rows sent in one statement).
+    /// caller deletes delivered rows, many in one statement).
     private func deliver(_ row: Claimed) async throws -> Bool {
         guard let token = row.token else {
             // The app's token was cleared (or the device went): nothing to send until it sends a new one.
@@ -262,7 +243,6 @@ struct PushDispatcher: Sendable {
                 metrics?.push(outcome: "retry", errorCode: code)
                 metrics?.pushRetry()
                 try await PendingPush.query(on: db).filter(\.$id == row.id)
-                    .set(\.$state, to: PendingPush.State.pending.rawValue)
                     .set(\.$attempts, to: row.attempts + 1)
                     .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay))
                     .set(\.$claimedUntil, to: nil)

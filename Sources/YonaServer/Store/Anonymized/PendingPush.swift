@@ -2,12 +2,16 @@ import Fluent
 import Foundation
 
 /// The push outbox: one row per (device, message) to announce, written in the message's transaction.
-/// The push workers claim, send and finish these rows.
+/// The push workers lease (`claimedUntil`), send and finish these rows: a delivered row is deleted, a failed one
+/// kept an hour for its `lastError`.
 final class PendingPush: Model, @unchecked Sendable {
     static let schema = "push_outbox"
 
     enum State: String, Codable, Sendable {
-        case pending, claimed, sent, failed
+        /// Open: waiting, due, or leased by a worker until `claimedUntil`.
+        case pending
+        /// Given up (dead token, rejected, past the maximum age).
+        case failed
     }
 
     // managed
@@ -19,7 +23,7 @@ final class PendingPush: Model, @unchecked Sendable {
     @Field(key: "state") var state: String
     @Field(key: "attempts") var attempts: Int
     @Field(key: "next_attempt_at") var nextAttemptAt: Date
-    /// While claimed: when the claim lapses and another worker may take the row.
+    /// The lease of the worker sending the row: until then no other worker takes it.
     @OptionalField(key: "claimed_until") var claimedUntil: Date?
     /// The provider's code of the last failed attempt (no personal data).
     @OptionalField(key: "last_error") var lastError: String?

@@ -42,6 +42,6 @@ enum YonaMigrations {
         CreateUserPhotos(),
         CreateVPNAccountOutbox(),
         AddInboxIndex(),
-        AddPushOutboxOpenIndexes(),
+        ReshapePushOutboxForTheDrain(),
     ]
 }
