@@ -75,13 +75,50 @@ import YonaCrypto
         try await withServer(db) { server in
             // setup
             let existing = try await server.createUser()
-            // act
+            // act: the workers take the snapshot (normally within a poll interval of the POST), then someone joins
             #expect(try await Self.announce(server, expiresAt: nil).status == 202)
+            try await server.app.announcementFanOut.takeSnapshots()
             let newcomer = try await server.createUser()
             try await Self.fanOut(server)
             // check
             #expect(try await Self.systemMessages(server, existing).count == 1)
             #expect(try await Self.systemMessages(server, newcomer).isEmpty)
+        }
+    }
+
+    /// The POST stores the announcement alone; the workers take the snapshot. Users who join between the two are
+    /// in the snapshot, users who join while it is being taken get an expiring announcement once: from the snapshot
+    /// or at their creation, never both and never neither (written as the race: sign-ups in parallel with it).
+    @Test(arguments: TestDatabase.available)
+    func usersJoiningAroundTheSnapshotGetEachAnnouncementOnce(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: one announcement with an expiry, one without; a user joins before the workers take the snapshot
+            #expect(try await Self.announce(server, expiresAt: Date().addingTimeInterval(3600)).status == 202)
+            #expect(try await Self.announce(server, expiresAt: nil).status == 202)
+            #expect(try await server.app.announcementFanOut.pending() == 0, "the request took no snapshot")
+            let early = try await server.createUser()
+            #expect(try await Self.systemMessages(server, early).isEmpty, "left to the snapshot")
+            // act: sign-ups in parallel with the snapshot being taken
+            let joining = try await withThrowingTaskGroup(of: TestUser.self) { group in
+                for _ in 0..<8 { group.addTask { try await server.createUser() } }
+                group.addTask {
+                    try await server.app.announcementFanOut.takeSnapshots()
+                    return try await server.createUser()
+                }
+                return try await group.reduce(into: [TestUser]()) { $0.append($1) }
+            }
+            try await Self.fanOut(server)
+            // check: the early user has both; each user who joined around the snapshot has the expiring one exactly once
+            #expect(try await Self.systemMessages(server, early).count == 2)
+            for user in joining {
+                let messages = try await Self.systemMessages(server, user)
+                #expect((1...2).contains(messages.count), "\(messages.count)")
+            }
+            let copies = try await Message.query(on: server.app.db).filter(\.$announcementID != nil).all()
+            let perUserAndAnnouncement = Dictionary(grouping: copies) { "\($0.$userAnonymized.id)/\($0.announcementID!)" }
+            #expect(perUserAndAnnouncement.values.allSatisfy { $0.count == 1 }, "a copy was delivered twice")
+            let expiring = try #require(try await SystemAnnouncement.query(on: server.app.db).filter(\.$expiresAt != nil).first())
+            #expect(copies.filter { $0.announcementID == expiring.id }.count == 10, "every user has the expiring one")
         }
     }
 

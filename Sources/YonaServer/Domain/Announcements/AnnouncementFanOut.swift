@@ -1,55 +1,88 @@
 import Fluent
 import Foundation
+import NIOCore
 import SQLKit
 import YonaCrypto
 
-/// Turns announcement snapshots into messages and pushes, one batch per transaction. A batch's recipients
-/// are removed in the same transaction that writes their messages, so a crash loses or repeats nothing; on
-/// PostgreSQL `SKIP LOCKED` lets several instances share the work.
+/// Turns announcements into messages and pushes. A new announcement's recipient snapshot (every anonymized user
+/// at that moment) is taken here, not in the `POST`. The snapshot is then delivered one batch per transaction: a
+/// batch's recipients are removed in the transaction that writes their messages and pushes (raw multi-row inserts,
+/// `MessageWriter.write`), so a crash loses or repeats nothing; on PostgreSQL `SKIP LOCKED` lets several instances
+/// share the work. The batch's payloads are sealed on all cores at once.
 struct AnnouncementFanOut: Sendable {
     static let recipientsTable = "system_announcement_recipients"
 
     let db: any Database
     let skipLocked: Bool
 
-    /// Delivers up to `limit` copies; returns how many recipients it took from the snapshot.
+    /// Takes any snapshot still to be taken, then delivers up to `limit` copies; returns how many recipients it took
+    /// from the snapshot.
     @discardableResult
-    func runOnce(limit: Int = 500, now: Date = Date()) async throws -> Int {
+    func runOnce(limit: Int = 1000, now: Date = Date()) async throws -> Int {
+        try await takeSnapshots()
         // A cheap read first: the workers call this all the time, and most of the time there is nothing to do.
         guard try await db.sql.raw("SELECT 1 AS one FROM \(unsafeRaw: Self.recipientsTable) LIMIT 1").first() != nil else { return 0 }
         return try await db.transaction { tx in
             let claimed = try await claim(limit: limit, on: tx)
             guard !claimed.isEmpty else { return 0 }
-            let announcementIDs = Set(claimed.map(\.announcementID))
-            let announcements = try await SystemAnnouncement.query(on: tx).filter(\.$id ~~ announcementIDs).all()
+            let announcements = try await SystemAnnouncement.query(on: tx).filter(\.$id ~~ Set(claimed.map(\.announcementID))).all()
                 .reduce(into: [UUID: SystemAnnouncement]()) { $0[$1.id!] = $1 }
-            let userIDs = Set(claimed.map(\.userAnonymizedID))
-            let inboxes = try await UserAnonymized.query(on: tx).filter(\.$id ~~ userIDs).all()
-                .reduce(into: [UUID: Data]()) { map, user in if let key = user.anonymousInboxPublicKey { map[user.id!] = key } }
-            let devices = try await DeviceAnonymized.query(on: tx).filter(\.$userAnonymized.$id ~~ userIDs)
-                .filter(\.$firebaseInstanceID != nil).filter(\.$notificationsEnabled == true).all()
-            let devicesByUser = Dictionary(grouping: devices, by: { $0.$userAnonymized.id })
-
-            var messages: [Message] = []
-            var pushes: [PendingPush] = []
+            let keys = try await MessageWriter.inboxKeys(of: claimed.map(\.userAnonymizedID), on: tx)
+            var deliveries: [MessageWriter.Delivery] = []
             for recipient in claimed {
                 // A user deleted since the snapshot, or an announcement taken back, gets nothing.
-                guard let announcement = announcements[recipient.announcementID], let inbox = inboxes[recipient.userAnonymizedID],
+                guard let announcement = announcements[recipient.announcementID], keys[recipient.userAnonymizedID] != nil,
                     announcement.expiresAt.map({ $0 > now }) ?? true
                 else { continue }
                 let id = MessageWriter.newMessageID()
-                let payload = AnnouncementService.payload(announcement, messageID: id, recipient: recipient.userAnonymizedID)
-                let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(inbox))
-                let message = Message(id: id, userAnonymizedID: recipient.userAnonymizedID, sealedPayload: Data(sealed), creationTime: now)
-                message.announcementID = announcement.id
-                messages.append(message)
-                for device in devicesByUser[recipient.userAnonymizedID] ?? [] {
-                    pushes.append(PendingPush(id: UUID(), deviceID: device.id!, messageID: id, now: now))
-                }
+                let announcementID = announcement.id
+                deliveries.append(
+                    MessageWriter.Delivery(
+                        recipient: recipient.userAnonymizedID, id: id,
+                        payload: AnnouncementService.payload(announcement, messageID: id, recipient: recipient.userAnonymizedID),
+                        relate: { $0.announcementID = announcementID }))
             }
-            for chunk in messages.chunked(100) { try await chunk.create(on: tx) }
-            for chunk in pushes.chunked(100) { try await chunk.create(on: tx) }
+            let sealed = try await Self.sealOnAllCores(deliveries.map { ($0.recipient, $0.payload) }, keys: keys)
+            _ = try await MessageWriter.write(deliveries, sealed: sealed, on: tx, now: now)
             return claimed.count
+        }
+    }
+
+    /// Copies every anonymized user that exists now into the snapshot of each announcement still without one. One
+    /// instance takes each (the flag flips once); `AnnouncementService.deliverActive` covers users created meanwhile.
+    func takeSnapshots() async throws {
+        for id in try await SystemAnnouncement.query(on: db).filter(\.$snapshotTaken == false).all(\.$id) {
+            try await db.transaction { tx in
+                let taken = try await tx.sql.raw(
+                    """
+                    UPDATE \(unsafeRaw: SystemAnnouncement.schema) SET snapshot_taken = \(bind: true)
+                    WHERE id = \(bind: id) AND snapshot_taken = \(bind: false) RETURNING id
+                    """
+                ).first()
+                guard taken != nil else { return }
+                try await tx.sql.raw(
+                    """
+                    INSERT INTO \(unsafeRaw: Self.recipientsTable) (announcement_id, user_anonymized_id)
+                    SELECT \(bind: id), id FROM \(unsafeRaw: UserAnonymized.schema)
+                    """
+                ).run()
+            }
+        }
+    }
+
+    /// `MessageWriter.seal` split over the cores: sealing a batch is CPU only, and one core sealed ~1,900 copies a second.
+    static func sealOnAllCores(_ items: [(recipient: UUID, payload: MessagePayload)], keys: [UUID: [UInt8]]) async throws -> [Data] {
+        let parts = max(1, min(System.coreCount, items.count / 64))
+        guard parts > 1 else { return try MessageWriter.seal(items, keys: keys) }
+        let size = (items.count + parts - 1) / parts
+        return try await withThrowingTaskGroup(of: (Int, [Data]).self) { group in
+            for (index, start) in stride(from: 0, to: items.count, by: size).enumerated() {
+                let slice = Array(items[start..<min(start + size, items.count)])
+                group.addTask { (index, try MessageWriter.seal(slice, keys: keys)) }
+            }
+            var parts = [[Data]](repeating: [], count: parts)
+            for try await (index, sealed) in group { parts[index] = sealed }
+            return parts.flatMap { $0 }
         }
     }
 

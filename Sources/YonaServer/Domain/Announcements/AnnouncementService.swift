@@ -3,17 +3,17 @@ import Foundation
 import SQLKit
 import YonaCrypto
 
-/// System announcements (api.md "Admin API"). Posting one stores it and a snapshot of the anonymized users
-/// that exist now; the push workers turn the snapshot into sealed `SystemMessage`s and pushes in batches
-/// (`AnnouncementFanOut`). An announcement with `expiresAt` also reaches users created before it expires,
-/// and disappears from every inbox when it does.
+/// System announcements (api.md "Admin API"). Posting one stores it, and nothing else: the push workers take the
+/// snapshot of the anonymized users that exist then (normally within a poll interval of the `POST`) and turn it into
+/// sealed `SystemMessage`s and pushes in batches (`AnnouncementFanOut`), so the `POST` costs the same at any user
+/// count. An announcement with `expiresAt` also reaches users created before it expires, and disappears from every
+/// inbox when it does.
 struct AnnouncementService: Sendable {
     static let maxTextLength = 4000
 
     let db: any Database
 
-    /// Validates and stores an announcement with its recipient snapshot, in one short transaction
-    /// (one `INSERT … SELECT`; the expensive sealing happens later, in batches).
+    /// Validates and stores an announcement; the workers take its recipient snapshot.
     @discardableResult
     func announce(translations: [String: String], expiresAt: Date?, now: Date = Date()) async throws -> UUID {
         guard let english = translations[YonaLocale.fallback.rawValue], !english.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
@@ -28,22 +28,20 @@ struct AnnouncementService: Sendable {
         }
         if let expiresAt, expiresAt <= now { throw YonaError(.invalidParameter) }
         let id = UUID()
-        try await db.transaction { tx in
-            try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: tx)
-            try await tx.sql.raw(
-                """
-                INSERT INTO \(unsafeRaw: AnnouncementFanOut.recipientsTable) (announcement_id, user_anonymized_id)
-                SELECT \(bind: id), id FROM users_anonymized
-                """
-            ).run()
-        }
+        try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: db)
         return id
     }
 
     /// Gives a user created now every announcement that has not expired yet (inside the creating transaction).
-    /// Announcements without `expiresAt` went only to the users that existed when they were sent.
+    /// Announcements without `expiresAt` went only to the users that existed when their snapshot was taken. One
+    /// whose snapshot is still to be taken is left to it: the user will be in it. On PostgreSQL the announcements
+    /// are read `FOR SHARE`, so a snapshot being taken at this moment either waits for this user (and includes them)
+    /// or is seen as taken (and this user gets the copy here): never both, never neither.
     func deliverActive(to userAnonymizedID: UUID, on tx: any Database, now: Date = Date()) async throws {
-        let active = try await SystemAnnouncement.query(on: tx).filter(\.$expiresAt > now).all()
+        if tx.sql.dialect.name != "sqlite" {
+            _ = try await tx.sql.raw("SELECT id FROM system_announcements WHERE expires_at > \(bind: now) FOR SHARE").all()
+        }
+        let active = try await SystemAnnouncement.query(on: tx).filter(\.$expiresAt > now).filter(\.$snapshotTaken == true).all()
         for announcement in active {
             try await MessageWriter.deliver(to: userAnonymizedID, on: tx, now: now, announcementID: announcement.id) { id in
                 Self.payload(announcement, messageID: id, recipient: userAnonymizedID)

@@ -216,12 +216,14 @@ enum OutboxWriter {
                 """
             }
         }
-        guard !rows.isEmpty else { return }
-        try await db.sql.raw(
-            """
-            INSERT INTO \(unsafeRaw: PendingPush.schema) (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
-            VALUES \(rows.joined(separator: ", "))
-            """
-        ).run()
+        // in chunks that stay under the drivers' bind limits (7 per row; SQLite allows 32,766)
+        for chunk in rows.chunked(2000) {
+            try await db.sql.raw(
+                """
+                INSERT INTO \(unsafeRaw: PendingPush.schema) (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
+                VALUES \(Array(chunk).joined(separator: ", "))
+                """
+            ).run()
+        }
     }
 }

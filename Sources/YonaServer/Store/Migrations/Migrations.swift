@@ -43,5 +43,6 @@ enum YonaMigrations {
         CreateVPNAccountOutbox(),
         AddInboxIndex(),
         ReshapePushOutboxForTheDrain(),
+        AddSnapshotTakenToSystemAnnouncements(),
     ]
 }
