@@ -163,7 +163,7 @@ extension Application {
     var usesSerializedWrites: Bool { databases.configuration() is SerializedWritesConfiguration }
 
     var announcementFanOut: AnnouncementFanOut {
-        AnnouncementFanOut(db: db, skipLocked: usesPostgres)
+        AnnouncementFanOut(db: db, skipLocked: usesPostgres, threadPool: threadPool)
     }
 
     /// The outbox of texts and mails on `db` (a transaction's handle, to queue with the change that causes them).

@@ -179,13 +179,15 @@ import YonaCrypto
             var failures: [String] = []
             let deadline = Date().addingTimeInterval(300)
             while Date() < deadline {
+                // the workers take the snapshot first (until then nothing is pending yet), then work it off
+                let snapshotToTake = try await SystemAnnouncement.query(on: server.app.db).filter(\.$snapshotTaken == false).count()
                 let pending = try await fanOut.pending()
                 let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
                 if profile.status == 200 { answered += 1 } else { failures.append(profile.text) }
                 if pending > 0 && profile.status == 200 { answeredDuringFanOut += 1 }
                 let open = try await PendingPush.query(on: server.app.db)
                     .filter(\.$state == PendingPush.State.pending.rawValue).count()
-                if pending == 0 && open == 0 { break }
+                if snapshotToTake == 0 && pending == 0 && open == 0 { break }
             }
 
             // check: every user has exactly one copy, every phone one sent push, and requests never failed

@@ -8,12 +8,14 @@ import YonaCrypto
 /// at that moment) is taken here, not in the `POST`. The snapshot is then delivered one batch per transaction: a
 /// batch's recipients are removed in the transaction that writes their messages and pushes (raw multi-row inserts,
 /// `MessageWriter.write`), so a crash loses or repeats nothing; on PostgreSQL `SKIP LOCKED` lets several instances
-/// share the work. The batch's payloads are sealed on all cores at once.
+/// share the work. A batch's payloads are sealed on a thread of `threadPool`, off the threads that answer requests.
 struct AnnouncementFanOut: Sendable {
     static let recipientsTable = "system_announcement_recipients"
 
     let db: any Database
     let skipLocked: Bool
+    /// Where sealing runs; nil seals on the calling task.
+    var threadPool: NIOThreadPool? = nil
 
     /// Takes any snapshot still to be taken, then delivers up to `limit` copies; returns how many recipients it took
     /// from the snapshot.
@@ -42,7 +44,7 @@ struct AnnouncementFanOut: Sendable {
                         payload: AnnouncementService.payload(announcement, messageID: id, recipient: recipient.userAnonymizedID),
                         relate: { $0.announcementID = announcementID }))
             }
-            let sealed = try await Self.sealOnAllCores(deliveries.map { ($0.recipient, $0.payload) }, keys: keys)
+            let sealed = try await seal(deliveries.map { ($0.recipient, $0.payload) }, keys: keys)
             _ = try await MessageWriter.write(deliveries, sealed: sealed, on: tx, now: now)
             return claimed.count
         }
@@ -70,20 +72,12 @@ struct AnnouncementFanOut: Sendable {
         }
     }
 
-    /// `MessageWriter.seal` split over the cores: sealing a batch is CPU only, and one core sealed ~1,900 copies a second.
-    static func sealOnAllCores(_ items: [(recipient: UUID, payload: MessagePayload)], keys: [UUID: [UInt8]]) async throws -> [Data] {
-        let parts = max(1, min(System.coreCount, items.count / 64))
-        guard parts > 1 else { return try MessageWriter.seal(items, keys: keys) }
-        let size = (items.count + parts - 1) / parts
-        return try await withThrowingTaskGroup(of: (Int, [Data]).self) { group in
-            for (index, start) in stride(from: 0, to: items.count, by: size).enumerated() {
-                let slice = Array(items[start..<min(start + size, items.count)])
-                group.addTask { (index, try MessageWriter.seal(slice, keys: keys)) }
-            }
-            var parts = [[Data]](repeating: [], count: parts)
-            for try await (index, sealed) in group { parts[index] = sealed }
-            return parts.flatMap { $0 }
-        }
+    /// Sealing a batch is CPU only (about 70 ms for 1,000 copies). On the cooperative pool it held a thread that
+    /// request handlers were waiting for (`scripts/bench announce`: the profile read's p95 went from 5 ms to 260 ms);
+    /// on a pool thread the kernel shares the cores between it and the requests, and one batch seals at a time.
+    private func seal(_ items: [(recipient: UUID, payload: MessagePayload)], keys: [UUID: [UInt8]]) async throws -> [Data] {
+        guard let threadPool else { return try MessageWriter.seal(items, keys: keys) }
+        return try await threadPool.runIfActive { try MessageWriter.seal(items, keys: keys) }
     }
 
     /// How many recipients the stored announcements still have to reach.
