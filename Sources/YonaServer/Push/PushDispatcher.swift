@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Logging
 import SQLKit
+import ServiceLifecycle
 import Vapor
 
 /// Push settings (push.md "Settings").
@@ -130,7 +131,9 @@ struct PushDispatcher: Sendable {
                         return .finished
                     }
                 }
-                // keep about a claim's worth of rows ahead of the sends, so they never wait for a claim to come back
+                // keep about a claim's worth of rows ahead of the sends, so they never wait for a claim to come back;
+                // on a graceful shutdown claim nothing more: what is claimed goes out and is finished, then the drain ends
+                if Task.isShuttingDownGracefully { exhausted = true }
                 if !claiming, !exhausted, queue.count - queued < max(concurrency, limit) { claimMore() }
             }
             return total
