@@ -19,9 +19,9 @@ struct PushSettings: Sendable {
 }
 
 /// Drains the push outbox: claims due rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so any number of
-/// instances can share the work), sends them through the provider, and records each outcome. A claim is a
-/// lease: rows of a worker that died are claimed again once it lapses. Per device, pushes go out in the
-/// order their messages were created.
+/// instances can share the work), sends them through the provider, and records each outcome (a delivered row is
+/// deleted). A claim is a lease: rows of a worker that died are claimed again once it lapses. Per device, pushes go
+/// out in the order their messages were created.
 struct PushDispatcher: Sendable {
     let db: any Database
     let provider: any PushProvider
@@ -66,7 +66,7 @@ struct PushDispatcher: Sendable {
     }
 
     /// Sends everything that is due, as a pipeline: up to `concurrency` sends in flight at all times, the next claim
-    /// running while earlier rows are being sent, and delivered rows marked sent in one statement per flush beside the
+    /// running while earlier rows are being sent, and delivered rows deleted in one statement per flush beside the
     /// sends. The database and the network work at the same time, and no send waits for the slowest one of a round.
     /// Returns how many rows it claimed.
     @discardableResult
