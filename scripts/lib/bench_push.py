@@ -253,9 +253,11 @@ def drain(store, instances, sink, service_account, history=0, logged=False, extr
         seen = {}
         with open(ARGS.log) as f:
             for line in f:
-                match = re.search(r'"token\\?":\\?"(bench-\d+)\\?".*"collapse_key\\?":\\?"m(\d+)', line)
-                if match:
-                    key = (match.group(1), int(match.group(2)))
+                # each key on its own: an encoder may write the body's keys in any order
+                token = re.search(r'"token\\?":\\?"(bench-\d+)\\?"', line)
+                collapse = re.search(r'"collapse_key\\?":\\?"m(\d+)', line)
+                if token and collapse:
+                    key = (token.group(1), int(collapse.group(1)))
                     seen[key] = seen.get(key, 0) + 1
         result["distinct"] = len(seen)
         result["twice"] = sum(1 for v in seen.values() if v > 1)
