@@ -163,26 +163,34 @@ import Testing
         }
     }
 
+    /// A new user with `devices` phones (tokens `tokenPrefix` + 1…), each with `pushesEach` pushes queued a second
+    /// apart (message ids `device * 100 + push`, so a device's ids rise in queue order). Returns the first push's time.
+    @discardableResult
+    static func queuePushes(_ server: TestServer, devices: Int, pushesEach: Int, tokenPrefix: String) async throws -> Date {
+        let owner = try await server.createUser()
+        let (ua, _) = try await server.vpnLogin(owner)
+        let t0 = Date().addingTimeInterval(-60)
+        for index in 1...devices {
+            let device = DeviceAnonymized(
+                id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
+                appVersion: "1", appVersionCode: 1, firebaseInstanceID: "\(tokenPrefix)\(index)")
+            try await device.create(on: server.app.db)
+            for push in 0..<pushesEach {
+                try await PendingPush(
+                    id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push), now: t0.addingTimeInterval(Double(push))
+                ).create(on: server.app.db)
+            }
+        }
+        return t0
+    }
+
     /// The workers' pipelined drain: claims overlap sends and finishing, yet each device still gets its pushes in
-    /// the order they were queued, each once; finished rows are deleted once older than a push's maximum age.
+    /// the order they were queued, each once; delivered rows are deleted at once, failed ones after the retention.
     @Test(arguments: TestDatabase.available)
     func aDrainKeepsEachDevicesOrderAndFinishedRowsArePurgedLater(db: TestDatabase) async throws {
         try await withServer(db) { server in
             // setup: 12 devices with 6 pushes each, queued a second apart per device
-            let owner = try await server.createUser()
-            let (ua, _) = try await server.vpnLogin(owner)
-            let t0 = Date().addingTimeInterval(-60)
-            for index in 1...12 {
-                let device = DeviceAnonymized(
-                    id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
-                    appVersion: "1", appVersionCode: 1, firebaseInstanceID: "fiid-order-\(index)")
-                try await device.create(on: server.app.db)
-                for push in 0..<6 {
-                    try await PendingPush(
-                        id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push), now: t0.addingTimeInterval(Double(push))
-                    ).create(on: server.app.db)
-                }
-            }
+            let t0 = try await Self.queuePushes(server, devices: 12, pushesEach: 6, tokenPrefix: "fiid-order-")
             let counter = CountingProvider(LogPushProvider(logger: server.app.logger))
             var settings = server.app.yona.config.push
             settings.concurrency = 5
@@ -224,21 +232,7 @@ import Testing
         try await withServer(.postgres) { first in
             let second = try await TestServer.start(.postgres, sharingDatabaseOf: first)
             // setup: 40 devices with 5 pushes each
-            let owner = try await first.createUser()
-            let (ua, _) = try await first.vpnLogin(owner)
-            let t0 = Date().addingTimeInterval(-60)
-            for index in 1...40 {
-                let device = DeviceAnonymized(
-                    id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
-                    appVersion: "1", appVersionCode: 1, firebaseInstanceID: "fiid-bulk-\(index)")
-                try await device.create(on: first.app.db)
-                for push in 0..<5 {
-                    try await PendingPush(
-                        id: UUID(), deviceID: device.id!, messageID: Int64(index * 100 + push),
-                        now: t0.addingTimeInterval(Double(push))
-                    ).create(on: first.app.db)
-                }
-            }
+            try await Self.queuePushes(first, devices: 40, pushesEach: 5, tokenPrefix: "fiid-bulk-")
             let counter = CountingProvider(LogPushProvider(logger: first.app.logger))
             func dispatcher(_ server: TestServer) -> PushDispatcher {
                 PushDispatcher(
