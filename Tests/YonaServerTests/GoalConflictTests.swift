@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import NIOCore
+import SQLKit
 import Testing
 
 @testable import YonaServer
@@ -337,18 +338,71 @@ import Testing
                 #expect(posted.status == 204, "\(posted.text)")
             }
             try await post([(60, 65)])
-            // Minutes after t0: two that merge with each other, one that extends the stored activity, two that make
-            // a new one; sent out of order (the server sorts a batch by start).
-            try await post([(110, 112), (10, 12), (70, 72), (0, 2), (100, 101)])
+            // Minutes after t0: two that touch and merge, one that extends the stored activity, two that overlap and
+            // make a new one, and a session after a pause of 8 minutes: a new activity (an app's session is extended
+            // only where it overlaps or touches, as Yona's), but no new conflict (it lies within 15 minutes of one).
+            // Sent out of order (the server sorts a batch by start).
+            try await post([(101, 112), (2, 12), (64, 72), (0, 2), (100, 102), (20, 25)])
             let stored = try await Activity.query(on: server.app.db).sort(\.$startTime).all()
                 .map { (($0.startTime.timeIntervalSince1970 - t0) / 60, ($0.endTime.timeIntervalSince1970 - t0) / 60) }
-            let expected: [(Double, Double)] = [(0, 12), (60, 72), (100, 112)]
+            let expected: [(Double, Double)] = [(0, 12), (20, 25), (60, 72), (100, 112)]
             #expect(stored.count == expected.count, "\(stored)")
             for (got, want) in zip(stored, expected) {
                 #expect(abs(got.0 - want.0) < 0.02 && abs(got.1 - want.1) < 0.02, "\(stored)")
             }
             // A conflict for each new activity on the no-go goal: the first post's and the batch's two.
             #expect(try await server.messages(user, query: "?size=100").count == 3)
+        }
+    }
+
+    /// A dump must not tell which app anyone used, nor that two users used the same one: the name is sealed to the
+    /// user's inbox and the tag that keeps an app's sessions apart is keyed per user. Only the user reads the name.
+    @Test(arguments: TestDatabase.available)
+    func appNamesAreSealedAndTheirTagsJoinNobody(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let start = Date().addingTimeInterval(-2 * 3600)
+            var tags: [String] = []
+            for _ in 0..<2 {
+                let user = try await server.createUser()
+                try await server.addNoGoGoal(user, category: Self.gambling, since: start.addingTimeInterval(-86_400))
+                let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+                let items = [("Poker App", 0.0), ("Lotto", 30.0), ("Poker App", 60.0)].map { app, minutes in
+                    [
+                        "application": app, "startTime": YonaDateFormat.timestamp(start.addingTimeInterval(minutes * 60)),
+                        "endTime": YonaDateFormat.timestamp(start.addingTimeInterval(minutes * 60 + 300)),
+                    ]
+                }
+                let posted = try await server.request(
+                    .POST, "\(user.path)/devices/\(deviceID)/appActivity/", headers: user.passwordHeader,
+                    json: ["deviceDateTime": YonaDateFormat.timestamp(Date()), "activities": items])
+                try #require(posted.status == 204, "\(posted.text)")
+                let anonymizedID = try #require(UUID(uuidString: try await server.vpnLogin(user).userAnonymizedID))
+                let rows = try await server.app.db.sql.raw(
+                    "SELECT start_time, app_tag, app_sealed FROM activities WHERE user_anonymized_id = \(bind: anonymizedID) ORDER BY start_time"
+                ).all().map { (try $0.decode(column: "app_tag", as: String.self), try $0.decode(column: "app_sealed", as: Data?.self)) }
+                let mine = rows
+                try #require(mine.count == 3)
+                #expect(mine[0].0 == mine[2].0 && mine[0].0 != mine[1].0, "one app, one tag; another app, another")
+                for (_, sealed) in mine {
+                    let sealed = try #require(sealed)
+                    #expect(sealed.range(of: Data("Poker".utf8)) == nil && sealed.range(of: Data("Lotto".utf8)) == nil)
+                }
+                tags.append(mine[0].0)
+                // The user reads the names back, in the order the sessions began.
+                let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
+                let goals = value(profile.json, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [[String: Any]] ?? []
+                let gambling = goals.first { (value($0, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(Self.gambling) == true }
+                let goal = try #require(value(gambling as Any, "_links", "self", "href") as? String)
+                let goalID = try #require(goal.split(separator: "?").first?.split(separator: "/").last)
+                let raw = try await server.request(
+                    .GET, "\(user.path)/activity/days/\(UserCalendar.day(start))/details/\(goalID)/raw/", headers: user.passwordHeader)
+                try #require(raw.status == 200, "\(raw.text)")
+                let apps = (value(raw.json, "_embedded", "yona:activities") as? [[String: Any]] ?? []).compactMap { $0["app"] as? String }
+                if UserCalendar.day(start) == UserCalendar.day(start.addingTimeInterval(3900)) {
+                    #expect(apps == ["Poker App", "Lotto", "Poker App"])
+                }
+            }
+            #expect(tags[0] != tags[1], "the same app's tag differs between users")
         }
     }
 }

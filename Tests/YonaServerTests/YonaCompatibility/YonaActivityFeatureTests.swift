@@ -408,6 +408,171 @@ import Testing
             #expect(try await server.request(.GET, tuesday, headers: richard.headers).status == 200, "the goal now governs Tuesday")
         }
     }
+
+    // MARK: Raw activities
+
+    /// Yona's `addDevice`: a second phone joins with the one-time password the first one left; the app on it.
+    static func addDevice(_ server: TestServer, _ app: YonaApp, name: String, operatingSystem: String) async throws -> YonaApp {
+        let request = try #require(app.link("yona:newDeviceRequest"))
+        let set = try await server.request(.PUT, request, headers: app.headers, json: ["newDeviceRequestPassword": "Join-1"])
+        try #require(set.status == 204, "\(set.text)")
+        let added = try await server.request(
+            .POST, "\(try #require(YonaAssertions.stripped(app.url)))/devices/", headers: [("Yona-NewDeviceRequestPassword", "Join-1")],
+            json: ["name": name, "operatingSystem": operatingSystem, "appVersion": "1.0", "appVersionCode": 1])
+        try #require(added.status == 201, "\(added.text)")
+        return YonaApp(server: server, json: added.json, password: app.password)
+    }
+
+    /// A raw-activities URL of `goal`'s day.
+    static func raw(_ app: YonaApp, day: Date, goal: String) throws -> String {
+        let goalID = try #require(YonaAssertions.stripped(goal)?.split(separator: "/").last)
+        return "\(try #require(YonaAssertions.stripped(app.url)))/activity/days/\(UserCalendar.day(day))/details/\(goalID)/raw/"
+    }
+
+    /// What Yona's test compares: each raw activity as a map, sorted by start time and then device name.
+    static func rawRows(_ server: TestServer, _ app: YonaApp, _ url: String) async throws -> [[String: String]] {
+        let answer = try await server.request(.GET, url, headers: app.headers)
+        try #require(answer.status == 200, "\(url): \(answer.text)")
+        let violation = try OpenAPISchema.violation(of: answer.body, as: "RawActivities")
+        #expect(violation == nil, "\(violation ?? "")")
+        #expect(YonaAssertions.stripped(value(answer.json, "_links", "self", "href") as? String) == url)
+        let items = try #require(value(answer.json, "_embedded", "yona:activities") as? [[String: Any]])
+        return items.map { item in
+            var row: [String: String] = [:]
+            for (key, field) in item { row[key] = field as? String ?? (field as? Int).map(String.init) ?? "?" }
+            return row
+        }.sorted { ($0["startTime"] ?? "", $0["deviceName"] ?? "") < ($1["startTime"] ?? "", $1["deviceName"] ?? "") }
+    }
+
+    /// Yona's expected row: times in Europe/Amsterdam, the whole minutes and the same as a Java `Duration`.
+    static func rawRow(_ start: Date, _ end: Date, app: String, device: String) -> [String: String] {
+        let minutes = Int(end.timeIntervalSince(start) / 60)
+        return [
+            "startTime": YonaDateFormat.zonedTimestamp(start), "endTime": YonaDateFormat.zonedTimestamp(end), "app": app,
+            "durationMinutes": String(minutes), "duration": minutes % 60 == 0 ? "PT\(minutes / 60)H" : "PT\(minutes)M", "deviceName": device,
+        ]
+    }
+
+    static func newsBudget(_ server: TestServer, _ app: YonaApp, at time: Date) async throws -> String {
+        try await addGoal(
+            server, app,
+            [
+                "@type": "BudgetGoal", "maxDurationMinutes": 0,
+                "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.news)"]],
+            ],
+            at: time)
+    }
+
+    @Test("ActivityTest: Richard's can see his raw activities; Try get raw activities with an invalid date", arguments: TestDatabase.available)
+    func activityTestRawActivities(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let news = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
+            richard = try await richard.reload()
+
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 3, 3, 15), Self.at(1, 3, 3, 35))
+            try await Self.networkActivity(server, richard, "News", at: Self.at(1, 3, 15, 0))
+
+            let rows = try await Self.rawRows(server, richard, try Self.raw(richard, day: Self.at(1, 3, 9, 0), goal: news))
+            #expect(
+                rows == [
+                    Self.rawRow(Self.at(1, 3, 3, 15), Self.at(1, 3, 3, 35), app: "NU.nl", device: "Richard's iPhone"),
+                    Self.rawRow(Self.at(1, 3, 15, 0), Self.at(1, 3, 15, 1), app: "", device: "Richard's iPhone"),
+                ])
+            // Another day has none; a date that is not one is Yona's 400.
+            #expect(try await Self.rawRows(server, richard, try Self.raw(richard, day: Self.at(1, 2, 9, 0), goal: news)).isEmpty)
+            let bad = try Self.raw(richard, day: Self.at(1, 3, 9, 0), goal: news).replacingOccurrences(of: "/details/", with: "1234/details/")
+            let refused = try await server.request(.GET, bad, headers: richard.headers)
+            #expect(refused.status == 400 && refused.errorCode == "error.invalid.date", "\(refused.text)")
+            // Only the user reads them: a wrong password is refused.
+            let stranger = try await server.request(
+                .GET, try Self.raw(richard, day: Self.at(1, 3, 9, 0), goal: news), headers: [("Yona-Password", "wrong")])
+            #expect(stranger.status == 400 && stranger.errorCode == "error.decrypting.data", "\(stranger.text)")
+        }
+    }
+
+    @Test("ActivityTest: Richard works on two devices", arguments: TestDatabase.available)
+    func activityTestRichardWorksOnTwoDevices(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let news = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
+            let social = try await Self.addGoal(
+                server, richard,
+                [
+                    "@type": "TimeZoneGoal", "zones": ["01:00-12:00"],
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
+                ],
+                at: Self.at(1, 1, 2, 18))
+            richard = try await richard.reload()
+            let second = try await Self.addDevice(server, richard, name: "My second iPhone", operatingSystem: "IOS")
+            let t = { (weekday: Int, hour: Int, minute: Int) in Self.at(1, weekday, hour, minute) }
+
+            // The first phone: NU.nl sessions, and the classifier's news and social visits in and after the first one.
+            try await Self.appActivity(server, richard, "NU.nl", t(1, 3, 15), t(1, 3, 35))
+            try await Self.networkActivity(server, richard, "News", at: t(1, 3, 20))
+            try await Self.networkActivity(server, richard, "News", at: t(1, 3, 40))
+            try await Self.networkActivity(server, richard, "social", at: t(1, 3, 20))
+            try await Self.networkActivity(server, richard, "social", at: t(1, 3, 42))
+            try await Self.appActivity(server, richard, "NU.nl", t(1, 4, 15), t(1, 4, 35))
+            try await Self.appActivity(server, richard, "NU.nl", t(1, 5, 15), t(1, 5, 35))
+            // The second phone: partial overlap, full overlap, none, and the next day.
+            try await Self.appActivity(server, second, "NU.nl", t(1, 4, 10), t(1, 4, 20))
+            try await Self.appActivity(server, second, "NU.nl", t(1, 5, 20), t(1, 5, 30))
+            try await Self.appActivity(server, second, "NU.nl", t(1, 6, 15), t(1, 6, 35))
+            try await Self.appActivity(server, second, "NU.nl", t(2, 7, 53), t(2, 8, 11))
+
+            // Monday's news: overlap counted once across sessions, phones and the classifier.
+            let days = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=14")
+            let list = Self.items(days, "yona:dayActivityOverviews")
+            let mondayNews = try #require(
+                Self.entry(list[Self.offset(1, 1)]["dayActivities"], goal: "\(news)?requestingUserId=\(Self.userID(richard))"))
+            let detail = try await Self.get(server, value(mondayNews, "_links", "yona:dayDetails", "href") as? String, richard)
+            let spread = try #require(detail["spread"] as? [Int])
+            let expected: [Int: Int] = [13: 15, 14: 6, 16: 5, 17: 15, 18: 5, 21: 15, 22: 5, 25: 15, 26: 5]
+            #expect(spread == (0..<96).map { expected[$0] ?? 0 })
+            #expect(detail["totalActivityDurationMinutes"] as? Int == 86)
+            #expect(detail["goalAccomplished"] as? Bool == false && detail["totalMinutesBeyondGoal"] as? Int == 86)
+            let tuesdayNews = try #require(
+                Self.entry(list[Self.offset(1, 2)]["dayActivities"], goal: "\(news)?requestingUserId=\(Self.userID(richard))"))
+            #expect(tuesdayNews["totalMinutesBeyondGoal"] as? Int == 18)
+            let mondaySocial = try #require(
+                Self.entry(list[Self.offset(1, 1)]["dayActivities"], goal: "\(social)?requestingUserId=\(Self.userID(richard))"))
+            #expect(mondaySocial["goalAccomplished"] as? Bool == true)
+            let socialSpread = try #require(mondaySocial["spread"] as? [Int])
+            #expect(socialSpread == (0..<96).map { [13: 1, 14: 1][$0] ?? 0 })
+
+            // The raw activities: each session and each visit apart, with its phone.
+            let phone = "Richard's iPhone"
+            let other = "My second iPhone"
+            #expect(
+                try await Self.rawRows(server, richard, try Self.raw(richard, day: t(1, 0, 0), goal: news))
+                    == [
+                        Self.rawRow(t(1, 3, 15), t(1, 3, 35), app: "NU.nl", device: phone),
+                        Self.rawRow(t(1, 3, 20), t(1, 3, 21), app: "", device: phone),
+                        Self.rawRow(t(1, 3, 40), t(1, 3, 41), app: "", device: phone),
+                        Self.rawRow(t(1, 4, 10), t(1, 4, 20), app: "NU.nl", device: other),
+                        Self.rawRow(t(1, 4, 15), t(1, 4, 35), app: "NU.nl", device: phone),
+                        Self.rawRow(t(1, 5, 15), t(1, 5, 35), app: "NU.nl", device: phone),
+                        Self.rawRow(t(1, 5, 20), t(1, 5, 30), app: "NU.nl", device: other),
+                        Self.rawRow(t(1, 6, 15), t(1, 6, 35), app: "NU.nl", device: other),
+                    ])
+            #expect(
+                try await Self.rawRows(server, richard, try Self.raw(richard, day: t(1, 0, 0), goal: social))
+                    == [Self.rawRow(t(1, 3, 20), t(1, 3, 21), app: "", device: phone), Self.rawRow(t(1, 3, 42), t(1, 3, 43), app: "", device: phone)])
+
+            // Each phone's "last seen" is its own.
+            let reloaded = try await richard.reload()
+            let lastSeen = Dictionary(
+                uniqueKeysWithValues: reloaded.devices.compactMap { device in
+                    (device["name"] as? String).map { ($0, device["lastMonitoredActivityDate"] as? String) }
+                })
+            #expect(lastSeen[phone] == UserCalendar.day(t(1, 12, 0)) && lastSeen[other] == UserCalendar.day(t(2, 12, 0)))
+        }
+    }
+
+    static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }
 }
 
 extension YonaApp {

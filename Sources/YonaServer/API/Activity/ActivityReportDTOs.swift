@@ -73,3 +73,36 @@ struct ReportPageDTO<Item: Encodable>: Encodable {
         _links = links
     }
 }
+
+/// One of Yona's raw activities: times in the user's time zone, `app` "" for network activity, the whole minutes
+/// between start and end, and the same as an ISO-8601 duration (`PT20M`), as Java's `Duration` prints it.
+struct RawActivityDTO: Encodable {
+    let startTime: String
+    let endTime: String
+    let app: String
+    let durationMinutes: Int
+    let duration: String
+    let deviceName: String
+
+    init(start: Date, end: Date, app: String, deviceName: String) {
+        startTime = YonaDateFormat.zonedTimestamp(start)
+        endTime = YonaDateFormat.zonedTimestamp(end)
+        self.app = app
+        durationMinutes = max(0, Int((end.timeIntervalSince(start) / 60).rounded(.down)))
+        duration = Self.isoDuration(minutes: durationMinutes)
+        self.deviceName = deviceName
+    }
+
+    /// `PT0S`, `PT20M`, `PT1H`, `PT1H5M`, `PT25H` (Java never uses days here).
+    static func isoDuration(minutes: Int) -> String {
+        guard minutes > 0 else { return "PT0S" }
+        let (hours, rest) = minutes.quotientAndRemainder(dividingBy: 60)
+        return "PT" + (hours > 0 ? "\(hours)H" : "") + (rest > 0 ? "\(rest)M" : "")
+    }
+}
+
+/// The raw activities of one goal's day.
+struct RawActivitiesDTO: Encodable {
+    let _embedded: [String: [RawActivityDTO]]
+    let _links: HALLinks
+}

@@ -21,6 +21,10 @@ enum ActivityReportsController {
             base.get("days", ":date", "details", ":goalID", "messages") { try await comments($0, scope: try await scope($0), week: false) }
             base.get("weeks", ":week", "details", ":goalID", "messages") { try await comments($0, scope: try await scope($0), week: true) }
         }
+        // The activities behind one's own day detail (Yona has them for the user only, and links them from nowhere).
+        routes.grouped("users", ":userID", "activity").get("days", ":date", "details", ":goalID", "raw") {
+            try await rawActivities($0, scope: try await own($0))
+        }
         // Only a buddy's day or week takes a new comment; one's own takes replies (`yona:reply` on the message).
         let buddyBase = routes.grouped("users", ":userID", "buddies", ":buddyID", "activity")
         buddyBase.post("days", ":date", "details", ":goalID", "messages") { try await addComment($0, scope: try await buddy($0), week: false) }
@@ -97,6 +101,23 @@ enum ActivityReportsController {
                 date: UserCalendar.day(start), timeZoneId: UserCalendar.timeZoneID, spread: entry.figures.spread,
                 totalActivityDurationMinutes: entry.figures.totalMinutes, goalAccomplished: entry.figures.accomplished,
                 totalMinutesBeyondGoal: entry.figures.minutesBeyondGoal, _links: links))
+    }
+
+    /// Yona's raw activities: each activity of the day as stored (an app's sessions and the network activity apart),
+    /// with the app (sealed to the user's inbox, so only this request can read it) and the device's name.
+    @Sendable static func rawActivities(_ req: Request, scope: ReportScope) async throws -> Response {
+        let start = try dayParameter(req)
+        let goalID = try req.uuidParameter("goalID")
+        let raw = try await req.reports.rawActivities(start, versionID: goalID, of: scope.subject)
+        let inbox = try scope.viewer.anonymousInbox()
+        let names = Dictionary(scope.viewer.privateData.devices.map { ($0.deviceAnonymizedID, $0.name) }) { first, _ in first }
+        let items = try raw.map { activity in
+            RawActivityDTO(
+                start: activity.span.start, end: activity.span.end, app: try ActivityApp.openName(activity.sealedApp, inbox: inbox),
+                deviceName: names[activity.deviceAnonymizedID] ?? "n/a")
+        }
+        let href = "\(scope.base)/days/\(UserCalendar.day(start))/details/\(goalID.uuidString.lowercased())/raw/"
+        return try .hal(RawActivitiesDTO(_embedded: ["yona:activities": items], _links: HALLinks(self: href)))
     }
 
     // MARK: Weeks

@@ -39,7 +39,9 @@ enum AnalysisController {
         // Yona's rule: a phone clock within 10 s of the server's is believed, a worse one corrected.
         let offset = now.timeIntervalSince(deviceTime)
         let skew = abs(offset) > deviceTimeMargin ? offset : 0
+        guard let inboxSecret = user.privateData.anonymousInboxSecretKey else { throw YonaError(.unexpected) }
         // Every item is checked before any is recorded: a refused batch leaves nothing behind.
+        var apps: [String: ActivityApp] = [:]
         var events: [ActivityEvent] = []
         for item in items {
             guard let start = YonaDateFormat.parseTimestamp(try requireText(item.startTime)),
@@ -51,11 +53,14 @@ enum AnalysisController {
             guard end >= start else { throw YonaError(.appActivityEndBeforeStart) }
             guard start.addingTimeInterval(skew) <= now.addingTimeInterval(deviceTimeMargin) else { throw YonaError(.appActivityStartsInFuture) }
             guard end.addingTimeInterval(skew) <= now.addingTimeInterval(deviceTimeMargin) else { throw YonaError(.appActivityEndsInFuture) }
+            let name = try requireText(item.application)
+            if apps[name] == nil { apps[name] = try ActivityApp(name: name, inboxSecretKey: inboxSecret) }
             events.append(
                 ActivityEvent(
                     userAnonymizedID: user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex,
-                    categoryNames: [try requireText(item.application)], matchApplications: true, url: nil,
-                    startTime: min(start.addingTimeInterval(skew), now), endTime: min(end.addingTimeInterval(skew), now), idempotencyKey: nil))
+                    categoryNames: [name], matchApplications: true, url: nil,
+                    startTime: min(start.addingTimeInterval(skew), now), endTime: min(end.addingTimeInterval(skew), now), app: apps[name],
+                    idempotencyKey: nil))
         }
         // One report: the whole batch is recorded in one transaction, in the order the activities happened.
         try await req.analysis.record(

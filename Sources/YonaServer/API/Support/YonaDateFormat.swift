@@ -17,6 +17,17 @@ enum YonaDateFormat {
             c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
     }
 
+    /// `yyyy-MM-dd'T'HH:mm:ss.SSSZ` in the users' time zone (`UserCalendar`), with its offset (`+0100`, `+0200`): how
+    /// Yona prints the times of a day's activities.
+    static func zonedTimestamp(_ date: Date) -> String {
+        let zone = UserCalendar.calendar.timeZone
+        let offset = zone.secondsFromGMT(for: date)
+        let shifted = date.addingTimeInterval(TimeInterval(offset))
+        let local = timestamp(shifted).dropLast(5)
+        let minutes = abs(offset) / 60
+        return local + (offset < 0 ? "-" : "+") + String(format: "%02d%02d", minutes / 60, minutes % 60)
+    }
+
     /// Parses `yyyy-MM-dd'T'HH:mm:ss.SSSZ` (any numeric offset, `Z` too) as the apps and analyzers send it.
     static func parseTimestamp(_ text: String) -> Date? {
         guard let m = text.wholeMatch(of: /(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})/) else { return nil }

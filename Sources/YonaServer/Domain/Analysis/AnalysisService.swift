@@ -13,13 +13,15 @@ struct ActivityEvent: Sendable {
     let url: String?
     let startTime: Date
     let endTime: Date?
+    /// The app of app activity (nil for network activity).
+    let app: ActivityApp?
     let idempotencyKey: String?
     /// The key as stored (`AnalysisService.keyHash`): hashed once, where the event is made, not in its round.
     let idempotencyKeyHash: String?
 
     init(
         userAnonymizedID: UUID, deviceIndex: Int, categoryNames: [String], matchApplications: Bool, url: String?, startTime: Date,
-        endTime: Date?, idempotencyKey: String?
+        endTime: Date?, app: ActivityApp? = nil, idempotencyKey: String?
     ) {
         self.userAnonymizedID = userAnonymizedID
         self.deviceIndex = deviceIndex
@@ -28,6 +30,7 @@ struct ActivityEvent: Sendable {
         self.url = url
         self.startTime = startTime
         self.endTime = endTime
+        self.app = app
         self.idempotencyKey = idempotencyKey
         idempotencyKeyHash = idempotencyKey.map { AnalysisService.keyHash(userAnonymizedID, $0) }
     }
@@ -138,8 +141,15 @@ struct AnalysisService: Sendable {
             guard let spec = try await version(of: goal, at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
             let isNoGo = spec.isNoGo
             if onlyNoGo && !isNoGo { continue }
-            let isNew = try await mergeActivity(event, device: device.id, goal: try goal.requireID(), round: round, on: tx)
-            if isNew, isNoGo {
+            let goalID = try goal.requireID()
+            let span = ActivitySpan(
+                start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(minimumDuration)))
+            let isNew = try await round.activities.merge(
+                span, key: .init(device: device.id, goal: goalID, app: event.app?.tag ?? ActivityApp.networkTag), app: event.app,
+                user: event.userAnonymizedID, on: tx)
+            // A new activity is a new conflict unless any activity of the device on the goal (of any app) lies within
+            // 15 minutes of it: Yona raised no second conflict for a session split only by its app.
+            if isNew, isNoGo, try await !round.activities.hasNeighbour(of: span, device: device.id, goal: goalID, on: tx) {
                 raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
             }
         }
@@ -155,16 +165,6 @@ struct AnalysisService: Sendable {
                 .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
         else { return nil }
         return item.spec
-    }
-
-    /// Extends the device's activity on the goal when the event lies within 15 minutes of it (in either
-    /// order of arrival); otherwise starts a new one. Returns whether it is new. The round keeps the activities
-    /// it touched and writes them at its end (`ActivityBook`).
-    private static func mergeActivity(_ event: ActivityEvent, device: UUID, goal: UUID, round: Round, on tx: any Database) async throws -> Bool {
-        let start = event.startTime
-        let end = max(event.endTime ?? start, start.addingTimeInterval(minimumDuration))
-        return try await round.activities.merge(
-            ActivitySpan(start: start, end: end), key: .init(device: device, goal: goal), user: event.userAnonymizedID, on: tx)
     }
 
     /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
@@ -367,12 +367,14 @@ private final class Round {
     }
 }
 
-/// The activities a round touched, per device and goal, so that several events of one device in one round cost
+/// The activities a round touched, per device, goal and app, so that several events of one device in one round cost
 /// one index probe instead of one per event, and the round writes its new and extended activities at its end (one
 /// insert, one update per extended activity).
 ///
-/// The candidate for an event is the first activity (by end) that ends no earlier than 15 minutes before the event
-/// starts. A probe of the `(device, goal, end_time)` index from a bound `from` returns the first stored activity
+/// An activity is extended only by events of its own app (network activity by network activity), as Yona's: network
+/// activity within 15 minutes of it, app activity only where it overlaps or touches it (a session the phone reports
+/// after a pause is a new one). The candidate for an event is the first activity (by end) of its key that ends no
+/// earlier than that gap before the event starts. A probe of the `(device, goal, end_time)` index from a bound `from` returns the first stored activity
 /// ending at or after it, so every other stored activity the round has not seen ends no earlier than that one did:
 /// for a later event (bound at or after `from`) the round's own knowledge decides as long as its candidate ends no
 /// later than that. Otherwise, or for an earlier bound, it probes again.
@@ -380,12 +382,19 @@ private final class ActivityBook {
     struct Key: Hashable {
         let device: UUID
         let goal: UUID
+        /// `ActivityApp.tag`; `ActivityApp.networkTag` for network activity.
+        let app: String
+
+        /// How far apart an event and an activity may lie and still be one.
+        var gap: TimeInterval { app == ActivityApp.networkTag ? AnalysisService.mergeGap : 0 }
     }
 
     private struct Known {
         var span: ActivitySpan
         /// The anonymized user of a new activity (nil for a stored one).
         let user: UUID?
+        /// The app of a new app activity, sealed when the round writes it.
+        let app: ActivityApp?
         let key: Key
         let isNew: Bool
         var changed: Bool
@@ -402,20 +411,42 @@ private final class ActivityBook {
     private var byKey: [Key: [UUID]] = [:]
     private var probes: [Key: Probe] = [:]
 
-    /// Records `span` on the device's goal: extends the candidate activity or starts one. Returns whether it is new.
-    func merge(_ span: ActivitySpan, key: Key, user: UUID, on tx: any Database) async throws -> Bool {
-        let from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
+    /// Records `span` on the device's goal for its app: extends the candidate activity or starts one. Returns whether
+    /// it is new.
+    func merge(_ span: ActivitySpan, key: Key, app: ActivityApp?, user: UUID, on tx: any Database) async throws -> Bool {
+        let from = span.start.addingTimeInterval(-key.gap)
         if needsProbe(key, from: from) { try await probe(key, from: from, on: tx) }
-        if let (id, current) = firstKnown(key, from: from), current.start <= span.end.addingTimeInterval(AnalysisService.mergeGap) {
+        if let (id, current) = firstKnown(key, from: from), current.start <= span.end.addingTimeInterval(key.gap) {
             guard span.start < current.start || span.end > current.end else { return false }
             known[id]?.span = ActivitySpan(start: min(current.start, span.start), end: max(current.end, span.end))
             known[id]?.changed = true
             return false
         }
         let id = UUID()
-        known[id] = Known(span: span, user: user, key: key, isNew: true, changed: true)
+        known[id] = Known(span: span, user: user, app: app, key: key, isNew: true, changed: true)
         byKey[key, default: []].append(id)
+        newest = id
         return true
+    }
+
+    /// The activity the last `merge` started.
+    private var newest: UUID?
+
+    /// Whether an activity of the device on the goal other than the one the last `merge` started, of any app, lies
+    /// within 15 minutes of `span`: the round's own first (they may have grown), then the store.
+    func hasNeighbour(of span: ActivitySpan, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
+        let from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
+        let to = span.end.addingTimeInterval(AnalysisService.mergeGap)
+        for (id, activity) in known where id != newest && activity.key.device == device && activity.key.goal == goal {
+            if activity.span.end >= from, activity.span.start <= to { return true }
+        }
+        return try await tx.sql.raw(
+            """
+            SELECT id FROM \(unsafeRaw: Activity.schema)
+            WHERE device_anonymized_id = \(bind: device) AND goal_id = \(bind: goal) AND end_time >= \(bind: from) AND start_time <= \(bind: to)
+            LIMIT 1
+            """
+        ).first() != nil
     }
 
     /// Whether the round's knowledge could miss the candidate: no probe from a bound this early yet, or a stored
@@ -438,6 +469,7 @@ private final class ActivityBook {
             """
             SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
             WHERE device_anonymized_id = \(bind: key.device) AND goal_id = \(bind: key.goal) AND end_time >= \(bind: from)
+            AND app_tag = \(bind: key.app)
             ORDER BY end_time LIMIT 1
             """
         ).first()
@@ -449,24 +481,26 @@ private final class ActivityBook {
         let stored = ActivitySpan(start: try row.decode(column: "start_time", as: Date.self), end: try row.decode(column: "end_time", as: Date.self))
         probes[key] = Probe(from: from, firstStoredEnd: stored.end)
         if known[id] == nil {
-            known[id] = Known(span: stored, user: nil, key: key, isNew: false, changed: false)
+            known[id] = Known(span: stored, user: nil, app: nil, key: key, isNew: false, changed: false)
             byKey[key, default: []].append(id)
         }
     }
 
     /// Inserts the new activities (one statement) and updates the extended ones.
     func write(on tx: any Database) async throws {
-        let rows = known.compactMap { id, activity -> SQLQueryString? in
+        let rows = try known.compactMap { id, activity -> SQLQueryString? in
             guard activity.isNew, let user = activity.user else { return nil }
+            let sealed = try activity.app?.sealedName()
             return """
                 (\(bind: id), \(bind: user), \(bind: activity.key.device), \(bind: activity.key.goal), \(bind: activity.span.start), \
-                \(bind: activity.span.end))
+                \(bind: activity.span.end), \(bind: activity.key.app), \(bind: sealed))
                 """
         }
         if !rows.isEmpty {
             try await tx.sql.raw(
                 """
-                INSERT INTO \(unsafeRaw: Activity.schema) (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time)
+                INSERT INTO \(unsafeRaw: Activity.schema)
+                (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time, app_tag, app_sealed)
                 VALUES \(rows.joined(separator: ", "))
                 """
             ).run()

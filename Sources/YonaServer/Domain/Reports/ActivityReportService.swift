@@ -120,6 +120,33 @@ struct ActivityReportService: Sendable {
         return DayEntry(version: version, figures: figures)
     }
 
+    /// One activity as stored, within one day: where it was measured and, sealed, in which app.
+    struct RawActivity: Sendable {
+        let span: ActivitySpan
+        let deviceAnonymizedID: UUID
+        let sealedApp: Data?
+    }
+
+    /// The activities behind a day detail (Yona's raw activities), each cut to the day, in the order they began.
+    func rawActivities(_ start: Date, versionID: UUID, of subject: Subject) async throws -> [RawActivity] {
+        let version = try await dayVersion(versionID, day: start, of: subject)
+        let end = UserCalendar.adding(days: 1, to: start)
+        return try await db.sql.raw(
+            """
+            SELECT device_anonymized_id, start_time, end_time, app_sealed FROM \(unsafeRaw: Activity.schema)
+            WHERE goal_id = \(bind: version.goalID) AND end_time > \(bind: start) AND start_time < \(bind: end)
+            ORDER BY start_time
+            """
+        ).all().map { row in
+            RawActivity(
+                span: ActivitySpan(
+                    start: max(start, try row.decode(column: "start_time", as: Date.self)),
+                    end: min(end, try row.decode(column: "end_time", as: Date.self))),
+                deviceAnonymizedID: try row.decode(column: "device_anonymized_id", as: UUID.self),
+                sealedApp: try row.decode(column: "app_sealed", as: Data?.self))
+        }
+    }
+
     /// The given days of a subject (only its goals in `categories`, when given); days before its first day are left out.
     /// `versions`: the subject's goal versions when the caller has them already.
     func days(_ starts: [Date], of subject: Subject, categories: Set<UUID>? = nil, versions known: [GoalVersion]? = nil) async throws -> [Day] {

@@ -44,5 +44,6 @@ enum YonaMigrations {
         AddInboxIndex(),
         ReshapePushOutboxForTheDrain(),
         AddSnapshotTakenToSystemAnnouncements(),
+        AddAppToActivities(),
     ]
 }
