@@ -572,6 +572,193 @@ import Testing
         }
     }
 
+    // MARK: Paging and goal removal
+
+    /// The `yona:goal` href a report gives one of the user's own goals.
+    static func asRequester(_ goal: String, _ app: YonaApp) -> String { "\(goal)?requestingUserId=\(userID(app))" }
+
+    static func weekGoalCounts(_ page: [String: Any]) -> [Int] {
+        items(page, "yona:weekActivityOverviews").map { ($0["weekActivities"] as? [Any])?.count ?? -1 }
+    }
+
+    static func href(_ item: [String: Any]?, _ rel: String) -> String? { value(item as Any, "_links", rel, "href") as? String }
+
+    @Test("ActivityTest: Page through multiple weeks", arguments: TestDatabase.available)
+    func activityTestPageThroughMultipleWeeks(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(6, 1, 2, 18))
+            let news = Self.asRequester(try await Self.newsBudget(server, richard, at: Self.at(4, 1, 2, 18)), richard)
+            richard = try await richard.reload()
+            let weeksLink = try #require(richard.link("yona:weeklyActivityReports"))
+
+            // Seven weeks, two a page: gambling all along, news from W-4 on.
+            var pages: [[String: Any]] = []
+            for number in 0..<4 { pages.append(try await Self.get(server, weeksLink, richard, query: "?page=\(number)")) }
+            #expect(pages.map(Self.weekGoalCounts) == [[2, 2], [2, 2], [2, 1], [1]])
+            #expect(pages.allSatisfy { value($0, "page", "totalElements") as? Int == 7 && value($0, "page", "size") as? Int == 2 })
+            func newsWeek(_ page: Int, _ index: Int) -> String? {
+                Self.href(Self.entry(Self.items(pages[page], "yona:weekActivityOverviews")[index]["weekActivities"], goal: news), "yona:weekDetails")
+            }
+            let w4 = try await Self.get(server, newsWeek(2, 0), richard)
+            #expect(Self.href(w4, "prev") == nil && Self.href(w4, "next") == newsWeek(1, 1), "the goal's first week")
+            let w3 = try await Self.get(server, newsWeek(1, 1), richard)
+            #expect(Self.href(w3, "prev") == newsWeek(2, 0) && Self.href(w3, "next") == newsWeek(1, 0))
+            let w0 = try await Self.get(server, newsWeek(0, 0), richard)
+            #expect(Self.href(w0, "prev") == newsWeek(0, 1) && Self.href(w0, "next") == nil, "this week has no next")
+
+            // Days: W-6 Monday to today; news from W-4 Monday.
+            let newsDays = 6 + 7 * 3 + Self.currentWeekday + 1
+            let totalDays = newsDays + 14
+            let daysLink = try #require(richard.link("yona:dailyActivityReports"))
+            for number in 0..<2 {
+                let page = try await Self.get(server, daysLink, richard, query: "?page=\(number)")
+                #expect(Self.items(page, "yona:dayActivityOverviews").count == 3 && value(page, "page", "totalElements") as? Int == totalDays)
+            }
+            let all = Self.items(try await Self.get(server, daysLink, richard, query: "?size=\(totalDays)"), "yona:dayActivityOverviews")
+            try #require(all.count == totalDays)
+            func newsDay(_ index: Int) -> String? { Self.href(Self.entry(all[index]["dayActivities"], goal: news), "yona:dayDetails") }
+            #expect(newsDay(newsDays) == nil && newsDay(newsDays - 1) != nil, "news starts on W-4 Monday")
+            let first = try await Self.get(server, newsDay(newsDays - 1), richard)
+            #expect(Self.href(first, "prev") == nil && Self.href(first, "next") == newsDay(newsDays - 2))
+            let yesterday = try await Self.get(server, newsDay(1), richard)
+            #expect(Self.href(yesterday, "prev") == newsDay(2) && Self.href(yesterday, "next") == newsDay(0))
+            let today = try await Self.get(server, newsDay(0), richard)
+            #expect(Self.href(today, "prev") == newsDay(1) && Self.href(today, "next") == nil)
+        }
+    }
+
+    @Test("ActivityTest: Remove goal after adding activities", arguments: TestDatabase.available)
+    func activityTestRemoveGoalAfterAddingActivities(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let newsSelf = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
+            let news = Self.asRequester(newsSelf, richard)
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 1, 3, 15), Self.at(1, 1, 3, 35))
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 2, 8, 45), Self.at(1, 2, 9, 10))
+            try await Self.appActivity(server, richard, "Facebook", Self.at(1, 2, 9, 35), Self.at(1, 2, 10, 10))
+            let social = Self.asRequester(
+                try await Self.addGoal(
+                    server, richard,
+                    [
+                        "@type": "TimeZoneGoal", "zones": ["11:00-12:00"],
+                        "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
+                    ],
+                    at: Self.at(1, 3, 13, 55)), richard)
+            try await Self.networkActivity(server, richard, "social", at: Self.at(1, 3, 15, 0))
+            try await Self.networkActivity(server, richard, "social", at: Self.at(1, 4, 11, 30))
+            richard = try await richard.reload()
+            let weeksLink = try #require(richard.link("yona:weeklyActivityReports"))
+            let daysLink = try #require(richard.link("yona:dailyActivityReports"))
+            let totalDays = 6 + Self.currentWeekday + 1
+
+            // before: news and social with their figures
+            var weeks = try await Self.get(server, weeksLink, richard)
+            #expect(Self.weekGoalCounts(weeks) == [3, 3] && value(weeks, "page", "totalElements") as? Int == 2)
+            let lastWeek = Self.items(weeks, "yona:weekActivityOverviews")[1]
+            let newsWeek = try #require(Self.entry(lastWeek["weekActivities"], goal: news))
+            #expect((newsWeek["dayActivities"] as? [String: Any])?.count == 6)
+            let detail = try await Self.get(server, Self.href(newsWeek, "yona:weekDetails"), richard)
+            #expect(detail["spread"] as? [Int] == (0..<96).map { [13: 15, 14: 5, 35: 15, 36: 10][$0] ?? 0 })
+            #expect(detail["totalActivityDurationMinutes"] as? Int == 45)
+            let socialWeek = try #require(Self.entry(lastWeek["weekActivities"], goal: social))
+            let socialDays = try #require(socialWeek["dayActivities"] as? [String: [String: Any]])
+            #expect(socialDays.count == 4, "Wednesday to Saturday")
+            #expect(socialDays["WEDNESDAY"]?["goalAccomplished"] as? Bool == false && socialDays["WEDNESDAY"]?["totalMinutesBeyondGoal"] as? Int == 1)
+            #expect(
+                socialDays["THURSDAY"]?["goalAccomplished"] as? Bool == true && socialDays["THURSDAY"]?["totalActivityDurationMinutes"] as? Int == 1)
+
+            // act: remove news
+            let removed = try await server.request(.DELETE, "\(newsSelf)?message=bye", headers: richard.headers)
+            #expect(removed.status == 204, "\(removed.text)")
+
+            // after: news is gone from every week; the days still start at the account's creation
+            weeks = try await Self.get(server, weeksLink, richard)
+            #expect(Self.weekGoalCounts(weeks) == [2, 2] && value(weeks, "page", "totalElements") as? Int == 2)
+            let socialAfter = Self.entry(Self.items(weeks, "yona:weekActivityOverviews")[1]["weekActivities"], goal: social)
+            #expect((socialAfter?["dayActivities"] as? [String: Any])?.count == 4)
+            var days = try await Self.get(server, daysLink, richard, query: "?size=14")
+            #expect(Self.items(days, "yona:dayActivityOverviews").count == totalDays && value(days, "page", "totalElements") as? Int == totalDays)
+            #expect(Self.items(days, "yona:dayActivityOverviews").allSatisfy { Self.entry($0["dayActivities"], goal: news) == nil })
+
+            // news on the phone still answers 204, and counts for nothing
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 1, 3, 15), Self.at(1, 1, 3, 35))
+            weeks = try await Self.get(server, weeksLink, richard)
+            #expect(Self.weekGoalCounts(weeks) == [2, 2])
+            days = try await Self.get(server, daysLink, richard, query: "?size=14")
+            #expect(Self.items(days, "yona:dayActivityOverviews").count == totalDays)
+        }
+    }
+
+    @Test("ActivityTest: Activity before goal creation should be ignored", arguments: TestDatabase.available)
+    func activityTestActivityBeforeGoalCreationIsIgnored(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // Yona's addRichard: news made at once; then the account is dated back to W-1 Friday 14:00
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            _ = try await Self.newsBudget(server, richard, at: Date())
+            richard = try await Self.date(server, richard, to: Self.at(1, 5, 14, 0))
+            try await Self.networkActivity(server, richard, "YouTube", at: Self.at(2, 5, 9, 0))
+            let multimedia = Self.asRequester(
+                try await Self.addGoal(
+                    server, richard,
+                    [
+                        "@type": "TimeZoneGoal", "zones": ["20:00-22:00"],
+                        "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
+                    ],
+                    at: Self.at(1, 5, 14, 0)), richard)
+            try await Self.networkActivity(server, richard, "YouTube", at: Self.at(1, 5, 15, 0))
+            try await Self.networkActivity(server, richard, "YouTube", at: Self.at(1, 5, 21, 0))
+            richard = try await richard.reload()
+
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard, query: "?size=2")
+            #expect(Self.weekGoalCounts(weeks) == [3, 2], "news did not exist last week")
+            let lastWeek = Self.entry(Self.items(weeks, "yona:weekActivityOverviews")[1]["weekActivities"], goal: multimedia)
+            let lastWeekDays = try #require(lastWeek?["dayActivities"] as? [String: [String: Any]])
+            #expect(Set(lastWeekDays.keys) == ["FRIDAY", "SATURDAY"])
+            #expect(lastWeekDays["FRIDAY"]?["goalAccomplished"] as? Bool == false && lastWeekDays["FRIDAY"]?["totalMinutesBeyondGoal"] as? Int == 1)
+            #expect(lastWeekDays["FRIDAY"]?["totalActivityDurationMinutes"] as? Int == 2, "the visit before the account counts for nothing")
+
+            let totalDays = 2 + Self.currentWeekday + 1
+            let days = Self.items(
+                try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=14"), "yona:dayActivityOverviews")
+            #expect(days.count == totalDays)
+            let friday = try #require(Self.entry(days[Self.offset(1, 5)]["dayActivities"], goal: multimedia))
+            #expect(friday["spread"] as? [Int] == (0..<96).map { [60: 1, 84: 1][$0] ?? 0 })
+            #expect((days[Self.offset(1, 5)]["dayActivities"] as? [Any])?.count == 2, "gambling and multimedia")
+            let saturday = try #require(Self.entry(days[Self.offset(1, 6)]["dayActivities"], goal: multimedia))
+            #expect(saturday["goalAccomplished"] as? Bool == true && saturday["totalActivityDurationMinutes"] as? Int == 0)
+        }
+    }
+
+    @Test("ActivityTest: Richard retrieves buddy activity info before Bob accepted Richard's buddy request", arguments: TestDatabase.available)
+    func activityTestBuddyInfoBeforeAcceptance(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            let bob = try await YonaApp.add(server, firstName: "Bob", nickname: "BD")
+            let request = try await server.request(
+                .POST, "\(try #require(YonaAssertions.stripped(richard.url)))/buddies/", headers: richard.headers,
+                json: [
+                    "_embedded": [
+                        "yona:user": [
+                            "firstName": "Bob", "lastName": "Dunn", "mobileNumber": try #require(bob.json["mobileNumber"] as? String),
+                            "emailAddress": "bob@dunn.com",
+                        ]
+                    ],
+                    "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
+            try #require(request.status == 201, "\(request.text)")
+            richard = try await richard.reload()
+            let buddies = value(richard.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies") as? [[String: Any]] ?? []
+            try #require(buddies.count == 1)
+            #expect(Self.href(buddies[0], "yona:dailyActivityReports") == nil && Self.href(buddies[0], "yona:weeklyActivityReports") == nil)
+            let withBuddies = try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard, query: "&size=14")
+            #expect(withBuddies["_embedded"] == nil)
+        }
+    }
+
+    static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
+
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }
 }
 
