@@ -757,6 +757,51 @@ import Testing
         }
     }
 
+    @Test(
+        "ActivityTest: Richard's network activity is measured properly on different OSes and different budget goals",
+        arguments: TestDatabase.available)
+    func activityTestNetworkActivityPerOperatingSystemAndBudget(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // Android's own app measures app use, so the classifier's view counts there for no-go goals only.
+            for (system, budget, counted) in [("ANDROID", 0, true), ("ANDROID", 60, false), ("IOS", 0, true), ("IOS", 60, true)] {
+                var device = Self.iPhone
+                device["deviceOperatingSystem"] = system
+                device["deviceName"] = system == "ANDROID" ? "Richard's S8" : "Richard's iPhone"
+                var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: device)
+                _ = try await Self.newsBudget(server, richard, at: Date())
+                richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+                let social = Self.asRequester(
+                    try await Self.addGoal(
+                        server, richard,
+                        [
+                            "@type": "BudgetGoal", "maxDurationMinutes": budget,
+                            "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
+                        ],
+                        at: Self.at(1, 1, 2, 18)), richard)
+                richard = try await richard.reload()
+                // two visits four minutes apart: one activity of 4 minutes (03:20 to 03:24)
+                try await Self.networkActivity(server, richard, "social", at: Self.at(1, 1, 3, 20))
+                try await Self.networkActivity(server, richard, "social", at: Self.at(1, 1, 3, 24))
+
+                let minutes = counted ? 4 : 0
+                let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+                #expect(Self.weekGoalCounts(weeks) == [3, 2], "\(system) \(budget)")
+                let week = Self.entry(Self.items(weeks, "yona:weekActivityOverviews")[1]["weekActivities"], goal: social)
+                #expect((week?["dayActivities"] as? [String: Any])?.count == 6)
+                let detail = try await Self.get(server, Self.href(week, "yona:weekDetails"), richard)
+                #expect(detail["spread"] as? [Int] == (0..<96).map { $0 == 13 ? minutes : 0 }, "\(system) \(budget)")
+                #expect(detail["totalActivityDurationMinutes"] as? Int == minutes)
+                let days = Self.items(
+                    try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=14"), "yona:dayActivityOverviews")
+                #expect(days.count == 6 + Self.currentWeekday + 1)
+                let monday = try #require(Self.entry(days[Self.offset(1, 1)]["dayActivities"], goal: social))
+                #expect(monday["goalAccomplished"] as? Bool == (budget > 0), "\(system) \(budget)")
+                #expect(monday["totalMinutesBeyondGoal"] as? Int == (budget > 0 ? 0 : minutes))
+                #expect(monday["totalActivityDurationMinutes"] as? Int == minutes && monday["spread"] == nil)
+            }
+        }
+    }
+
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }

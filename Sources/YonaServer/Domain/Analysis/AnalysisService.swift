@@ -142,8 +142,9 @@ struct AnalysisService: Sendable {
             let isNoGo = spec.isNoGo
             if onlyNoGo && !isNoGo { continue }
             let goalID = try goal.requireID()
-            let span = ActivitySpan(
-                start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(minimumDuration)))
+            // The event as it is (a network event is an instant): a new activity lasts at least a minute, an extended
+            // one ends where its latest event ends (Yona's: two visits 4 minutes apart are 4 minutes, not 5).
+            let span = ActivitySpan(start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime))
             let isNew = try await round.activities.merge(
                 span, key: .init(device: device.id, goal: goalID, app: event.app?.tag ?? ActivityApp.networkTag), app: event.app,
                 user: event.userAnonymizedID, on: tx)
@@ -423,7 +424,8 @@ private final class ActivityBook {
             return false
         }
         let id = UUID()
-        known[id] = Known(span: span, user: user, app: app, key: key, isNew: true, changed: true)
+        let lasting = ActivitySpan(start: span.start, end: max(span.end, span.start.addingTimeInterval(AnalysisService.minimumDuration)))
+        known[id] = Known(span: lasting, user: user, app: app, key: key, isNew: true, changed: true)
         byKey[key, default: []].append(id)
         newest = id
         return true
