@@ -139,35 +139,39 @@ import Vapor
     func directMessagesAreAnnouncedByAContentFreeText(db: TestDatabase) async throws {
         let gateway = try await Gateway()
         try await withServer(db, adjust: { $0.sms = .http(url: gateway.url, token: nil, from: "Yona") }) { server in
-            // setup
-            let richard = try await server.createUser(firstName: "Richardo", nickname: "Rico")
-            let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobo", extra: BuddyTests.phone("fiid-bob"))
-            func notices(_ user: TestUser) -> [String] {
-                gateway.texts(to: user.mobileNumber).compactMap { $0.body["text"] }.filter { !$0.contains("code") }
-            }
+            // (three notices an hour: all of it within one hour's window)
+            try await RateLimitTests.inOneWindow(of: 3600) {
+                // setup
+                let richard = try await server.createUser(firstName: "Richardo", nickname: "Rico")
+                let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobo", extra: BuddyTests.phone("fiid-bob"))
+                func notices(_ user: TestUser) -> [String] {
+                    gateway.texts(to: user.mobileNumber).compactMap { $0.body["text"] }.filter { !$0.contains("code") }
+                }
 
-            // act and check: request, acceptance, a renamed phone, a removal
-            try await BuddyTests.connect(server, richard: richard, bob: bob)
-            #expect(notices(bob) == [MessageNotices.text], "the request")
-            #expect(notices(richard) == [MessageNotices.text], "the acceptance")
-            let (deviceID, _) = try await DevicesTests.firstDevice(server, bob)
-            let renamed = try await server.request(.PUT, "\(bob.path)/devices/\(deviceID)", headers: bob.passwordHeader, json: ["name": "Tablet"])
-            #expect(renamed.status == 200)
-            #expect(notices(richard).count == 1, "a device-list change sends no text")
-            let buddies = try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader)
-            let buddyPath = try #require(value(buddies.json, "_embedded", "yona:buddies", 0, "_links", "self", "href") as? String)
-            #expect(try await server.request(.DELETE, buddyPath, headers: richard.passwordHeader).status == 204)
-            #expect(notices(bob).count == 2, "the removal")
-            // a third and a fourth direct message within the hour: only the third is texted
-            try await OverwriteTests.invite(server, from: richard, to: bob)
-            let reject = try #require(try await server.messages(bob).compactMap { value($0, "_links", "yona:reject", "href") as? String }.first)
-            #expect(try await server.request(.POST, reject, headers: bob.passwordHeader, json: ["properties": [:] as [String: Any]]).status == 200)
-            try await OverwriteTests.invite(server, from: richard, to: bob)
-            #expect(notices(bob).count == 3)
-            // nothing in any text says who wrote or what
-            for text in notices(bob) + notices(richard) {
-                for secret in [richard.firstName, richard.nickname, bob.firstName, bob.nickname, "Dunn", "Shall we?", richard.mobileNumber] {
-                    #expect(!text.contains(secret))
+                // act and check: request, acceptance, a renamed phone, a removal
+                try await BuddyTests.connect(server, richard: richard, bob: bob)
+                #expect(notices(bob) == [MessageNotices.text], "the request")
+                #expect(notices(richard) == [MessageNotices.text], "the acceptance")
+                let (deviceID, _) = try await DevicesTests.firstDevice(server, bob)
+                let renamed = try await server.request(.PUT, "\(bob.path)/devices/\(deviceID)", headers: bob.passwordHeader, json: ["name": "Tablet"])
+                #expect(renamed.status == 200)
+                #expect(notices(richard).count == 1, "a device-list change sends no text")
+                let buddies = try await server.request(.GET, "\(richard.path)/buddies/", headers: richard.passwordHeader)
+                let buddyPath = try #require(value(buddies.json, "_embedded", "yona:buddies", 0, "_links", "self", "href") as? String)
+                #expect(try await server.request(.DELETE, buddyPath, headers: richard.passwordHeader).status == 204)
+                #expect(notices(bob).count == 2, "the removal")
+                // a third and a fourth direct message within the hour: only the third is texted
+                try await OverwriteTests.invite(server, from: richard, to: bob)
+                let reject = try #require(try await server.messages(bob).compactMap { value($0, "_links", "yona:reject", "href") as? String }.first)
+                #expect(
+                    try await server.request(.POST, reject, headers: bob.passwordHeader, json: ["properties": [:] as [String: Any]]).status == 200)
+                try await OverwriteTests.invite(server, from: richard, to: bob)
+                #expect(notices(bob).count == 3)
+                // nothing in any text says who wrote or what
+                for text in notices(bob) + notices(richard) {
+                    for secret in [richard.firstName, richard.nickname, bob.firstName, bob.nickname, "Dunn", "Shall we?", richard.mobileNumber] {
+                        #expect(!text.contains(secret))
+                    }
                 }
             }
         }

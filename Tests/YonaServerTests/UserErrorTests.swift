@@ -177,16 +177,18 @@ import Testing
         }
         // and the number's hourly allowance stops guessing altogether
         try await withServer(db, adjust: { $0.rateLimitPerNumberPerHour = 4 }) { server in
-            let user = try await server.createUser(confirm: false)
-            var statuses: [Int] = []
-            for _ in 0..<5 {
-                statuses.append(
-                    try await server.request(
-                        .POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
-                        json: ["code": "9999"]
-                    ).status)
+            try await RateLimitTests.inOneWindow(of: 3600) {
+                let user = try await server.createUser(confirm: false)
+                var statuses: [Int] = []
+                for _ in 0..<5 {
+                    statuses.append(
+                        try await server.request(
+                            .POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader,
+                            json: ["code": "9999"]
+                        ).status)
+                }
+                #expect(statuses.last == 429, "\(statuses)")
             }
-            #expect(statuses.last == 429, "\(statuses)")
         }
     }
 

@@ -306,11 +306,13 @@ protocol APIDriving: Sendable {
 private let errorSchema = try! JSONSchema.load("error.schema.json")
 
 extension APIDriving {
-    /// Sends one request and collects the whole answer. `timeout` only for tests that queue many requests behind
+    /// Sends one request and collects the whole answer. The deadline only catches a hang: the whole suite runs its
+    /// servers in parallel on two cores, where a request behind several Argon2id derivations once took over 30 s
+    /// (tests check what is answered, never how fast). `timeout` longer for tests that queue many requests behind
     /// one lock on purpose (correctness under contention, not speed).
     func request(
         _ method: NIOHTTP1.HTTPMethod, _ path: String, headers: [(String, String)] = [],
-        json: Any? = nil, body: Data? = nil, contentType: String? = "application/json", timeout: TimeAmount = .seconds(30)
+        json: Any? = nil, body: Data? = nil, contentType: String? = "application/json", timeout: TimeAmount = .seconds(90)
     ) async throws -> APIResponse {
         var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
         request.method = method

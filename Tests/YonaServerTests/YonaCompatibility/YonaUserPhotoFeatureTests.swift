@@ -257,18 +257,20 @@ import Testing
 
     @Test func uploadsPerAccountAreLimitedPerDay() async throws {
         try await withServer(.sqlite, adjust: { $0.photoUploadsPerAccountPerDay = 3 }) { server in
-            let richard = try await server.createUser(nickname: "RQ")
-            let png = try Self.fixture("small.png")
-            // the attack is parallel: ten uploads at once, three may pass
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<10 { group.addTask { try await Self.put(server, richard, png).status } }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            try await RateLimitTests.inOneWindow(of: 86_400) {
+                let richard = try await server.createUser(nickname: "RQ")
+                let png = try Self.fixture("small.png")
+                // the attack is parallel: ten uploads at once, three may pass
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<10 { group.addTask { try await Self.put(server, richard, png).status } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(statuses.filter { $0 == 200 }.count == 3, "\(statuses)")
+                #expect(statuses.filter { $0 == 429 }.count == 7, "\(statuses)")
+                // another account is not affected
+                let bob = try await server.createUser(nickname: "BD")
+                #expect(try await Self.put(server, bob, png).status == 200)
             }
-            #expect(statuses.filter { $0 == 200 }.count == 3, "\(statuses)")
-            #expect(statuses.filter { $0 == 429 }.count == 7, "\(statuses)")
-            // another account is not affected
-            let bob = try await server.createUser(nickname: "BD")
-            #expect(try await Self.put(server, bob, png).status == 200)
         }
     }
 
