@@ -802,6 +802,309 @@ import Testing
         }
     }
 
+    /// Richard and Bob as buddies who share, as their apps see themselves.
+    static func buddies(_ server: TestServer) async throws -> (richard: YonaApp, bob: YonaApp) {
+        let richardUser = try await server.createUser(firstName: "Richard", nickname: "RQ", extra: Self.iPhone)
+        let bobUser = try await server.createUser(firstName: "Bob", nickname: "BD", extra: Self.iPhone)
+        try await BuddyTests.connect(server, richard: richardUser, bob: bobUser)
+        _ = try await server.messages(richardUser)
+        let richard = try await YonaApp(server: server, json: [:], password: richardUser.password)
+            .reloaded(from: "\(server.baseURL)\(richardUser.profilePath)")
+        let bob = try await YonaApp(server: server, json: [:], password: bobUser.password)
+            .reloaded(from: "\(server.baseURL)\(bobUser.profilePath)")
+        return (richard, bob)
+    }
+
+    static func timeZoneGoal(_ server: TestServer, _ app: YonaApp, category: String, zones: [String], at time: Date) async throws -> String {
+        try await addGoal(
+            server, app,
+            [
+                "@type": "TimeZoneGoal", "zones": zones,
+                "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(category)"]],
+            ],
+            at: time)
+    }
+
+    @Test("ActivityTest: Richard's goals are only included when a buddy has that goal too", arguments: TestDatabase.available)
+    func activityTestWithBuddiesShowsTheBuddiesCategories(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var (richard, bob) = try await Self.buddies(server)
+            richard = try await Self.date(server, richard, to: Self.at(2, 1, 2, 18))
+            bob = try await Self.date(server, bob, to: Self.at(2, 1, 2, 18))
+            _ = try await Self.newsBudget(server, richard, at: Self.at(2, 1, 2, 18))
+            _ = try await Self.newsBudget(server, bob, at: Self.at(2, 1, 2, 18))
+            _ = try await Self.timeZoneGoal(server, richard, category: GoalsTests.social, zones: ["11:00-12:00"], at: Self.at(2, 4, 13, 55))
+            _ = try await Self.timeZoneGoal(server, bob, category: Self.multimediaCategory, zones: ["20:00-22:00"], at: Self.at(2, 4, 13, 55))
+            richard = try await richard.reload()
+
+            let total = 6 + 7 + Self.currentWeekday + 1
+            let page = try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard, query: "&size=21")
+            #expect(value(page, "page", "totalElements") as? Int == total && value(page, "page", "size") as? Int == 21)
+            let days = Self.items(page, "yona:dayActivityOverviews")
+            try #require(days.count == total)
+            func users(_ weeksBack: Int, _ weekday: Int, _ category: String) -> Int? {
+                let entry = (days[Self.offset(weeksBack, weekday)]["dayActivities"] as? [[String: Any]])?.first {
+                    (value($0, "_links", "yona:activityCategory", "href") as? String)?.hasSuffix(category) == true
+                }
+                return (entry?["dayActivitiesForUsers"] as? [Any])?.count
+            }
+            for (weeksBack, weekday) in [(2, 1), (2, 4), (1, 0), (1, 1), (1, 6)] {
+                #expect(users(weeksBack, weekday, GoalsTests.news) == 2, "news: Richard's and Bob's, W-\(weeksBack) \(weekday)")
+            }
+            for (weeksBack, weekday) in [(2, 4), (1, 1)] {
+                #expect(users(weeksBack, weekday, GoalsTests.social) == nil, "only Richard has social: not shown")
+                #expect(users(weeksBack, weekday, Self.multimediaCategory) == 1, "only Bob has multimedia")
+            }
+            #expect(users(2, 3, Self.multimediaCategory) == nil, "Bob's multimedia goal began on Thursday")
+        }
+    }
+
+    @Test("ActivityTest: Richard retrieves buddy activity info before he processed Bob's disconnect", arguments: TestDatabase.available)
+    func activityTestWithBuddiesAfterTheBuddyLeft(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let (richard, bob) = try await Self.buddies(server)
+            let bobsBuddies = try await Self.get(server, value(bob.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, bob)
+            let entry = try #require((value(bobsBuddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let edit = try #require(Self.href(entry, "edit"))
+            let removed = try await server.request(
+                .DELETE, "\(edit)\(edit.contains("?") ? "&" : "?")message=Sorry,%20I%20regret%20having%20asked%20you", headers: bob.headers)
+            #expect(removed.status == 204, "\(removed.text)")
+            let page = try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard, query: "&size=14")
+            #expect(page["_embedded"] == nil, "Richard no longer knows Bob's goals")
+        }
+    }
+
+    // MARK: Reports read after later changes
+
+    /// The day detail of `goal` on the day `weeksBack`/`weekday`, found through the day overviews as the apps find it.
+    static func dayDetail(_ server: TestServer, _ app: YonaApp, goal: String, _ weeksBack: Int, _ weekday: Int) async throws -> [String: Any] {
+        let days = items(try await get(server, app.link("yona:dailyActivityReports"), app, query: "?size=14"), "yona:dayActivityOverviews")
+        let entry = try #require(Self.entry(days[offset(weeksBack, weekday)]["dayActivities"], goal: goal), "W-\(weeksBack) \(weekday)")
+        return try await get(server, href(entry, "yona:dayDetails"), app)
+    }
+
+    static func spread(_ cells: [Int: Int]) -> [Int] { (0..<96).map { cells[$0] ?? 0 } }
+
+    @Test(
+        "ActivityTest: Add activity after retrieving the report; Add activity after retrieving the report with multiple days",
+        arguments: TestDatabase.available)
+    func activityTestActivityAfterTheReportWasRead(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let news = Self.asRequester(try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18)), richard)
+            richard = try await richard.reload()
+            // read everything first
+            let before = try await Self.dayDetail(server, richard, goal: news, 1, 3)
+            #expect(before["totalActivityDurationMinutes"] as? Int == 0 && before["goalAccomplished"] as? Bool == true)
+            _ = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+
+            // a session on last Wednesday, and one of no length just now (a minute, as Yona counts it)
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 3, 3, 15), Self.at(1, 3, 3, 35))
+            let now = Date().addingTimeInterval(-1)
+            try await Self.appActivity(server, richard, "NU.nl", now, now)
+
+            let wednesday = try await Self.dayDetail(server, richard, goal: news, 1, 3)
+            #expect(wednesday["spread"] as? [Int] == Self.spread([13: 15, 14: 5]))
+            #expect(wednesday["goalAccomplished"] as? Bool == false && wednesday["totalMinutesBeyondGoal"] as? Int == 20)
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+            let lastWeek = try #require(Self.entry(Self.items(weeks, "yona:weekActivityOverviews")[1]["weekActivities"], goal: news))
+            let weekDetail = try await Self.get(server, Self.href(lastWeek, "yona:weekDetails"), richard)
+            #expect(weekDetail["totalActivityDurationMinutes"] as? Int == 20 && (weekDetail["dayActivities"] as? [String: Any])?.count == 6)
+            let today = try await Self.dayDetail(server, richard, goal: news, 0, Self.currentWeekday)
+            #expect(today["totalActivityDurationMinutes"] as? Int == 1 && today["totalMinutesBeyondGoal"] as? Int == 1)
+            #expect(today["spread"] as? [Int] == Self.spread([UserCalendar.minuteOfDay(now) / 15: 1]))
+        }
+    }
+
+    @Test(
+        "ActivityTest: Add goals and fetch activities; Retrieve inactive activity report current day/week before and after update of time zone goal; … of budget goal",
+        arguments: TestDatabase.available)
+    func activityTestReportsAfterGoalsAreAddedAndChanged(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            _ = try await Self.newsBudget(server, richard, at: Date())
+            func readBoth() async throws -> [Int] {
+                let days = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard)
+                let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+                return [days, weeks].map { page in
+                    (Self.items(page, "yona:dayActivityOverviews") + Self.items(page, "yona:weekActivityOverviews")).first.flatMap {
+                        (($0["dayActivities"] ?? $0["weekActivities"]) as? [Any])?.count
+                    } ?? -1
+                }
+            }
+            let multimedia = try await Self.timeZoneGoal(server, richard, category: Self.multimediaCategory, zones: ["11:00-12:00"], at: Date())
+            #expect(try await readBoth() == [3, 3])
+            let communication = try await Self.addGoal(
+                server, richard,
+                [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 60,
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.communicationCategory)"]],
+                ],
+                at: Date())
+            #expect(try await readBoth() == [4, 4])
+            richard = try await richard.reload()
+            let zones = try await server.request(
+                .PUT, multimedia, headers: richard.headers,
+                json: [
+                    "@type": "TimeZoneGoal", "zones": ["13:00-14:00"], "creationTime": YonaDateFormat.timestamp(Date()),
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
+                ])
+            #expect(zones.status == 200, "\(zones.text)")
+            #expect(try await readBoth() == [4, 4], "today shows the version in force at its end: one entry per goal")
+            let budget = try await server.request(
+                .PUT, communication, headers: richard.headers,
+                json: [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 81, "creationTime": YonaDateFormat.timestamp(Date()),
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.communicationCategory)"]],
+                ])
+            #expect(budget.status == 200, "\(budget.text)")
+            #expect(try await readBoth() == [4, 4])
+        }
+    }
+
+    @Test("ActivityTest: Retrieve inactive activity report past week, after goal update in earlier week", arguments: TestDatabase.available)
+    func activityTestPastWeeksAfterAGoalUpdateInAnEarlierWeek(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            _ = try await Self.newsBudget(server, richard, at: Date())
+            richard = try await Self.date(server, richard, to: Self.at(2, 2, 13, 30))
+            let goal = try await Self.addGoal(
+                server, richard,
+                [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 60,
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
+                ],
+                at: Self.at(2, 2, 13, 30))
+            let updated = try await server.request(
+                .PUT, goal, headers: richard.headers,
+                json: [
+                    "@type": "BudgetGoal", "maxDurationMinutes": 81, "creationTime": YonaDateFormat.timestamp(Self.at(1, 1, 18, 30)),
+                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
+                ])
+            #expect(updated.status == 200, "\(updated.text)")
+            richard = try await richard.reload()
+            let versions = richard.goals.filter { (Self.href($0, "yona:activityCategory"))?.hasSuffix(Self.multimediaCategory) == true }
+            let beforeSelf = try #require(versions.first { $0["historyItem"] as? Bool == true }.flatMap { Self.href($0, "self") })
+            let afterSelf = try #require(versions.first { $0["historyItem"] as? Bool != true }.flatMap { Self.href($0, "self") })
+            let (before, after) = (Self.asRequester(beforeSelf, richard), Self.asRequester(afterSelf, richard))
+
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard, query: "?size=3")
+            #expect(Self.weekGoalCounts(weeks) == [3, 2, 2] && value(weeks, "page", "totalElements") as? Int == 3)
+            let list = Self.items(weeks, "yona:weekActivityOverviews")
+            let twoWeeksAgo = try #require(Self.entry(list[2]["weekActivities"], goal: before), "W-2 is the old version's")
+            #expect((twoWeeksAgo["dayActivities"] as? [String: Any])?.count == 5, "Tuesday to Saturday")
+            let lastWeek = try #require(Self.entry(list[1]["weekActivities"], goal: after), "W-1 is the new version's")
+            #expect((lastWeek["dayActivities"] as? [String: Any])?.count == 7)
+            let detail = try await Self.get(server, Self.href(lastWeek, "yona:weekDetails"), richard)
+            #expect((detail["dayActivities"] as? [String: Any])?.count == 7 && detail["totalActivityDurationMinutes"] as? Int == 0)
+
+            let total = 5 + 7 + Self.currentWeekday + 1
+            let days = Self.items(
+                try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=21"), "yona:dayActivityOverviews")
+            #expect(days.count == total)
+            #expect(Self.entry(days[Self.offset(2, 2)]["dayActivities"], goal: before) != nil)
+            #expect(Self.entry(days[Self.offset(1, 0)]["dayActivities"], goal: before) != nil, "Sunday: still the old version")
+            #expect(Self.entry(days[Self.offset(1, 1)]["dayActivities"], goal: after) != nil, "the day of the change is the new version's")
+            #expect(Self.entry(days[Self.offset(1, 1)]["dayActivities"], goal: before) == nil)
+        }
+    }
+
+    @Test(
+        "ActivityAggregationBatchJobTest: Aggregation is reset and repeated when posting new continuing app activity; … outside combine interval",
+        arguments: TestDatabase.available)
+    func activityAcrossMidnightCountsOnBothDays(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let news = Self.asRequester(try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18)), richard)
+            richard = try await richard.reload()
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 1, 23, 0), Self.at(1, 1, 23, 49))
+            #expect(try await Self.dayDetail(server, richard, goal: news, 1, 1)["spread"] as? [Int] == Self.spread([92: 15, 93: 15, 94: 15, 95: 4]))
+            // the session goes on past midnight
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 1, 23, 49), Self.at(1, 2, 0, 5))
+            let monday = try await Self.dayDetail(server, richard, goal: news, 1, 1)
+            #expect(monday["spread"] as? [Int] == Self.spread([92: 15, 93: 15, 94: 15, 95: 15]) && monday["totalMinutesBeyondGoal"] as? Int == 60)
+            let tuesday = try await Self.dayDetail(server, richard, goal: news, 1, 2)
+            #expect(tuesday["spread"] as? [Int] == Self.spread([0: 5]) && tuesday["totalMinutesBeyondGoal"] as? Int == 5)
+            // two sessions with a pause: each counts its own minutes
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 3, 23, 0), Self.at(1, 3, 23, 5))
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 3, 23, 50), Self.at(1, 3, 23, 59))
+            let wednesday = try await Self.dayDetail(server, richard, goal: news, 1, 3)
+            #expect(wednesday["spread"] as? [Int] == Self.spread([92: 5, 95: 9]) && wednesday["totalMinutesBeyondGoal"] as? Int == 14)
+        }
+    }
+
+    static let communicationCategory = "90b9838f-1430-484b-94c1-e169318091cb"
+
+    @Test("ActivityTest: Richard sees buddy activities from the date they befriended", arguments: TestDatabase.available)
+    func activityTestBuddyActivitiesFromTheDateTheyBefriended(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var (richard, bob) = try await Self.buddies(server)
+            richard = try await Self.date(server, richard, to: Self.at(2, 2, 15, 34))
+            _ = try await Self.newsBudget(server, richard, at: Self.at(2, 2, 15, 34))
+            bob = try await Self.date(server, bob, to: Self.at(1, 3, 11, 5))
+            let bobNews = try await Self.newsBudget(server, bob, at: Self.at(1, 3, 11, 5))
+            // Richard's relation with Bob dates from last Thursday
+            let buddies = try await Self.get(server, value(richard.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, richard)
+            let entry = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let buddySelf = try #require(Self.href(entry, "self"))
+            let redated = try await server.request(
+                .PUT, try #require(Self.href(entry, "edit") ?? Self.href(entry, "self")), headers: richard.headers,
+                json: ["lastStatusChangeTime": YonaDateFormat.timestamp(Self.at(1, 4, 11, 7))])
+            #expect(redated.status == 200, "\(redated.text)")
+            try await Self.appActivity(server, bob, "NU.nl", Self.at(1, 5, 15, 7), Self.at(1, 5, 15, 37))
+            richard = try await richard.reload()
+
+            // Bob's days and weeks from that Thursday on; his Friday's news
+            let bobGoals = try #require(
+                value(entry, "_embedded", "yona:user", "_embedded", "yona:goals", "_embedded", "yona:goals") as? [[String: Any]])
+            let bobGambling = try #require(
+                bobGoals.first { Self.href($0, "yona:activityCategory")?.hasSuffix(GoalsTests.gambling) == true }.flatMap { Self.href($0, "self") })
+            let bobNewsID = try #require(YonaAssertions.stripped(bobNews)?.split(separator: "/").last)
+            let bobGamblingID = try #require(YonaAssertions.stripped(bobGambling)?.split(separator: "/").last)
+            let days = Self.items(try await Self.get(server, "\(buddySelf)/activity/days/", richard, query: "?size=100"), "yona:dayActivityOverviews")
+            #expect(days.count == 4 + Self.currentWeekday)
+            let weeks = try await Self.get(server, "\(buddySelf)/activity/weeks/", richard, query: "?size=100")
+            #expect(Self.weekGoalCounts(weeks) == [2, 2])
+            let friday = try await Self.get(
+                server, "\(buddySelf)/activity/days/\(UserCalendar.day(Self.at(1, 5, 12, 0)))/details/\(bobNewsID)", richard)
+            #expect(friday["spread"] as? [Int] == Self.spread([60: 8, 61: 15, 62: 7]) && friday["totalMinutesBeyondGoal"] as? Int == 30)
+            #expect(Self.href(friday, "yona:buddy") == buddySelf)
+
+            // with buddies: from the relation's date; news holds Bob's day only from then on
+            let withBuddies = try #require(richard.link("yona:dailyActivityReportsWithBuddies"))
+            let overview = Self.items(try await Self.get(server, withBuddies, richard, query: "&size=100"), "yona:dayActivityOverviews")
+            #expect(overview.count == 4 + Self.currentWeekday)
+            let thursday = (overview[Self.offset(1, 4)]["dayActivities"] as? [[String: Any]])?.first {
+                Self.href($0, "yona:activityCategory")?.hasSuffix(GoalsTests.news) == true
+            }
+            #expect((thursday?["dayActivitiesForUsers"] as? [Any])?.count == 2)
+
+            // too early, each 400: before the account, before the relation, another user's goal on one's own URL
+            let own = try #require(YonaAssertions.stripped(richard.url))
+            let ownGambling = try #require(
+                richard.goals.first { Self.href($0, "yona:activityCategory")?.hasSuffix(GoalsTests.gambling) == true }.flatMap {
+                    YonaAssertions.stripped(Self.href($0, "self"))?.split(separator: "/").last
+                })
+            let ownMonday = UserCalendar.day(Self.at(2, 1, 12, 0))
+            let bobWednesday = UserCalendar.day(Self.at(1, 3, 12, 0))
+            let ownWeek = UserCalendar.week(UserCalendar.weekStart(Self.at(3, 1, 12, 0)))
+            let bobWeek = UserCalendar.week(UserCalendar.weekStart(Self.at(2, 3, 12, 0)))
+            let (base, query) = try #require(withBuddies.split(separator: "?", maxSplits: 1).map(String.init).tuple)
+            for path in [
+                "\(own)/activity/days/\(ownMonday)", "\(own)/activity/days/\(ownMonday)/details/\(ownGambling)",
+                "\(own)/activity/days/\(ownMonday)/details/\(bobNewsID)", "\(buddySelf)/activity/days/\(bobWednesday)",
+                "\(buddySelf)/activity/days/\(bobWednesday)/details/\(bobGamblingID)", "\(own)/activity/weeks/\(ownWeek)",
+                "\(own)/activity/weeks/\(ownWeek)/details/\(ownGambling)", "\(buddySelf)/activity/weeks/\(bobWeek)",
+                "\(buddySelf)/activity/weeks/\(bobWeek)/details/\(bobGamblingID)", "\(base)\(ownMonday)?\(query)",
+            ] {
+                let answer = try await server.request(.GET, path, headers: richard.headers)
+                #expect(answer.status == 400, "\(path): \(answer.status) \(answer.text)")
+            }
+        }
+    }
+
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }
@@ -814,4 +1117,9 @@ extension YonaApp {
         try #require(reloaded.status == 200, "\(reloaded.text)")
         return YonaApp(server: server, json: reloaded.json, password: password)
     }
+}
+
+extension Array {
+    /// The two elements of a two-element array.
+    fileprivate var tuple: (Element, Element)? { count == 2 ? (self[0], self[1]) : nil }
 }
