@@ -1105,6 +1105,206 @@ import Testing
         }
     }
 
+    /// Yona's `updateBudgetGoal` / `updateTimeZoneGoal`: the goal's new value from `time` on.
+    static func update(_ server: TestServer, _ app: YonaApp, _ goal: String, _ body: [String: Any], at time: Date) async throws {
+        var body = body
+        body["creationTime"] = YonaDateFormat.timestamp(time)
+        let updated = try await server.request(.PUT, goal, headers: app.headers, json: body)
+        try #require(updated.status == 200, "\(updated.text)")
+    }
+
+    static func budget(_ server: TestServer, _ category: String, _ minutes: Int) -> [String: Any] {
+        [
+            "@type": "BudgetGoal", "maxDurationMinutes": minutes,
+            "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(category)"]],
+        ]
+    }
+
+    static func zones(_ server: TestServer, _ category: String, _ zones: [String]) -> [String: Any] {
+        ["@type": "TimeZoneGoal", "zones": zones, "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(category)"]]]
+    }
+
+    /// The id of a goal's earlier version (its history item) and of the goal itself, as the owner's app lists them.
+    static func versionIDs(_ app: YonaApp, category: String) -> (before: String?, after: String?) {
+        let versions = app.goals.filter { href($0, "yona:activityCategory")?.hasSuffix(category) == true }
+        func id(_ goal: [String: Any]?) -> String? {
+            YonaAssertions.stripped(href(goal, "self")).flatMap { $0.split(separator: "/").last.map(String.init) }
+        }
+        return (id(versions.first { $0["historyItem"] as? Bool == true }), id(versions.first { $0["historyItem"] as? Bool != true }))
+    }
+
+    /// The entry of a goal version in a day or week item, by the version's id.
+    static func entry(_ list: Any?, id: String?) -> [String: Any]? {
+        guard let id else { return nil }
+        return (list as? [[String: Any]])?.first { href($0, "yona:goal")?.contains("/goals/\(id)") == true }
+    }
+
+    /// Yona's 'Retrieve activity report after goal update' set-up: two weeks of Richard's and Bob's activity with goal
+    /// updates in between (news to a 60-minute budget on W-1 Wednesday, social zones widened, Bob's multimedia zones
+    /// and social budget changed). Returns both apps reloaded and the self link of Richard's news goal.
+    static func goalUpdateScenario(_ server: TestServer, relationsFromBobsStart: Bool) async throws -> (YonaApp, YonaApp, String) {
+        var (richard, bob) = try await Self.buddies(server)
+        _ = try await Self.newsBudget(server, bob, at: Date()) // Yona's addBob: news from now on
+        richard = try await Self.date(server, richard, to: Self.at(2, 1, 2, 18))
+        bob = try await Self.date(server, bob, to: Self.at(2, 4, 18, 0))
+        if relationsFromBobsStart {
+            // Yona's updateLastStatusChangeTime on both sides: they share from W-2 Thursday 18:00
+            for app in [richard, bob] {
+                let buddies = try await Self.get(server, value(app.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, app)
+                let entry = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+                let redated = try await server.request(
+                    .PUT, try #require(Self.href(entry, "edit") ?? Self.href(entry, "self")), headers: app.headers,
+                    json: ["lastStatusChangeTime": YonaDateFormat.timestamp(Self.at(2, 4, 18, 0))])
+                try #require(redated.status == 200, "\(redated.text)")
+            }
+        }
+        // two weeks ago
+        let richardNews = try await Self.newsBudget(server, richard, at: Self.at(2, 1, 2, 18))
+        try await Self.appActivity(server, richard, "NU.nl", Self.at(2, 1, 3, 15), Self.at(2, 1, 3, 35))
+        try await Self.appActivity(server, richard, "NU.nl", Self.at(2, 2, 8, 45), Self.at(2, 2, 9, 10))
+        try await Self.appActivity(server, richard, "Facebook", Self.at(2, 2, 9, 35), Self.at(2, 2, 10, 10))
+        let bobSocial = try await Self.addGoal(server, bob, Self.budget(server, GoalsTests.social, 180), at: Self.at(2, 4, 18, 0))
+        try await Self.appActivity(server, bob, "Facebook", Self.at(2, 4, 20, 0), Self.at(2, 4, 20, 35))
+        try await Self.networkActivity(server, bob, "YouTube", at: Self.at(2, 5, 9, 0))
+        let bobMultimedia = try await Self.addGoal(
+            server, bob, Self.zones(server, Self.multimediaCategory, ["20:00-22:00"]), at: Self.at(2, 5, 14, 0))
+        try await Self.networkActivity(server, bob, "YouTube", at: Self.at(2, 5, 15, 0))
+        try await Self.networkActivity(server, bob, "YouTube", at: Self.at(2, 5, 21, 0))
+        // last week, with goal updates in between
+        try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 3, 9, 13), Self.at(1, 3, 10, 7))
+        try await Self.update(server, richard, richardNews, Self.budget(server, GoalsTests.news, 60), at: Self.at(1, 3, 20, 51))
+        try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 3, 21, 43), Self.at(1, 3, 22, 1))
+        let richardSocial = try await Self.addGoal(
+            server, richard, Self.zones(server, GoalsTests.social, ["11:00-12:00"]), at: Self.at(1, 4, 13, 55))
+        try await Self.networkActivity(server, richard, "social", at: Self.at(1, 4, 15, 0))
+        try await Self.update(
+            server, richard, richardSocial, Self.zones(server, GoalsTests.social, ["11:00-12:00", "17:30-21:30"]), at: Self.at(1, 5, 12, 3))
+        try await Self.appActivity(server, bob, "com.google.android.youtube", Self.at(1, 5, 10, 13), Self.at(1, 5, 10, 35))
+        try await Self.update(
+            server, bob, bobMultimedia, Self.zones(server, Self.multimediaCategory, ["10:00-11:00", "20:00-22:00"]), at: Self.at(1, 5, 12, 3))
+        try await Self.appActivity(server, bob, "com.google.android.youtube", Self.at(1, 5, 21, 43), Self.at(1, 5, 21, 59))
+        try await Self.appActivity(server, richard, "Facebook", Self.at(1, 6, 20, 43), Self.at(1, 6, 21, 1))
+        try await Self.update(server, bob, bobSocial, Self.budget(server, GoalsTests.social, 120), at: Self.at(1, 6, 20, 51))
+        try await Self.appActivity(server, bob, "Facebook", Self.at(1, 6, 20, 55), Self.at(1, 6, 22, 0))
+        return (try await richard.reload(), try await bob.reload(), richardNews)
+    }
+
+    @Test("ActivityTest: Delete goal after update", arguments: TestDatabase.available)
+    func activityTestDeleteGoalAfterUpdate(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var (richard, _, richardNews) = try await Self.goalUpdateScenario(server, relationsFromBobsStart: true)
+            let social = Self.versionIDs(richard, category: GoalsTests.social)
+            // act: remove news (the current version; its history goes with it)
+            let removed = try await server.request(.DELETE, "\(richardNews)?message=bye", headers: richard.headers)
+            #expect(removed.status == 204, "\(removed.text)")
+            richard = try await richard.reload()
+            #expect(Self.versionIDs(richard, category: GoalsTests.news) == (nil, nil))
+
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard, query: "?size=3")
+            #expect(Self.weekGoalCounts(weeks) == [2, 2, 1], "gambling and social; two weeks ago gambling alone")
+            let socialWeek = try #require(Self.entry(Self.items(weeks, "yona:weekActivityOverviews")[1]["weekActivities"], id: social.after))
+            let socialDays = try #require(socialWeek["dayActivities"] as? [String: [String: Any]])
+            #expect(Set(socialDays.keys) == ["THURSDAY", "FRIDAY", "SATURDAY"])
+            #expect(
+                socialDays["THURSDAY"]?["totalMinutesBeyondGoal"] as? Int == 1
+                    && socialDays["SATURDAY"]?["totalActivityDurationMinutes"] as? Int == 18)
+            let days = Self.items(
+                try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=21"), "yona:dayActivityOverviews")
+            #expect(days.count == 6 + 7 + Self.currentWeekday + 1, "the account's days are unchanged by the deletion")
+            #expect((days[Self.offset(2, 1)]["dayActivities"] as? [Any])?.count == 1, "W-2 Monday: gambling only")
+            #expect((days[Self.offset(1, 4)]["dayActivities"] as? [Any])?.count == 2, "W-1 Thursday: gambling and social")
+            // side by side from the day they share (W-2 Thursday)
+            let together = try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard, query: "&size=21")
+            let sharingDays = 3 + 7 + Self.currentWeekday + 1
+            #expect(
+                value(together, "page", "totalElements") as? Int == sharingDays
+                    && Self.items(together, "yona:dayActivityOverviews").count == sharingDays)
+        }
+    }
+
+    @Test(
+        "ActivityTest: Retrieve activity report after goal update (both buddies' goals, buddy reports, with buddies)",
+        arguments: TestDatabase.available)
+    func activityTestReportsAfterGoalUpdatesOfBothBuddies(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let (richard, bob, _) = try await Self.goalUpdateScenario(server, relationsFromBobsStart: false)
+            let news = Self.versionIDs(richard, category: GoalsTests.news)
+            let social = Self.versionIDs(richard, category: GoalsTests.social)
+            let bobsSocial = Self.versionIDs(bob, category: GoalsTests.social)
+            let bobsMultimedia = Self.versionIDs(bob, category: Self.multimediaCategory)
+            try #require([news, social, bobsSocial, bobsMultimedia].allSatisfy { $0.before != nil && $0.after != nil })
+
+            // Richard's weeks: the change day (Wednesday) is judged wholly by the new budget: 54 + 18 minutes, 12 beyond 60
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard, query: "?size=3")
+            #expect(Self.weekGoalCounts(weeks) == [3, 3, 2] && value(weeks, "page", "totalElements") as? Int == 3)
+            let lastWeek = Self.items(weeks, "yona:weekActivityOverviews")[1]
+            let newsWeek = try #require(Self.entry(lastWeek["weekActivities"], id: news.after), "W-1 under the version in force at its end")
+            let newsDetail = try await Self.get(server, Self.href(newsWeek, "yona:weekDetails"), richard)
+            #expect(newsDetail["spread"] as? [Int] == Self.spread([36: 2, 37: 15, 38: 15, 39: 15, 40: 7, 86: 2, 87: 15, 88: 1]))
+            #expect(newsDetail["totalActivityDurationMinutes"] as? Int == 72 && (newsDetail["dayActivities"] as? [String: Any])?.count == 7)
+            let newsDays = try #require(newsWeek["dayActivities"] as? [String: [String: Any]])
+            #expect(newsDays["WEDNESDAY"]?["goalAccomplished"] as? Bool == false && newsDays["WEDNESDAY"]?["totalMinutesBeyondGoal"] as? Int == 12)
+            let socialWeek = try #require(Self.entry(lastWeek["weekActivities"], id: social.after))
+            let socialDays = try #require(socialWeek["dayActivities"] as? [String: [String: Any]])
+            #expect(Set(socialDays.keys) == ["THURSDAY", "FRIDAY", "SATURDAY"])
+            #expect(socialDays["THURSDAY"]?["goalAccomplished"] as? Bool == false && socialDays["THURSDAY"]?["totalMinutesBeyondGoal"] as? Int == 1)
+            #expect(
+                socialDays["SATURDAY"]?["goalAccomplished"] as? Bool == true && socialDays["SATURDAY"]?["totalActivityDurationMinutes"] as? Int == 18)
+
+            // Richard's days: each under the version in force at its end
+            let total = 6 + 7 + Self.currentWeekday + 1
+            let days = Self.items(
+                try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=21"), "yona:dayActivityOverviews")
+            #expect(days.count == total)
+            #expect(Self.entry(days[Self.offset(1, 2)]["dayActivities"], id: news.before) != nil, "Tuesday: the old budget")
+            #expect(Self.entry(days[Self.offset(1, 3)]["dayActivities"], id: news.after) != nil, "Wednesday: the new one")
+            let monday = try #require(Self.entry(days[Self.offset(2, 1)]["dayActivities"], id: news.before))
+            #expect(monday["totalMinutesBeyondGoal"] as? Int == 20)
+            let saturday = try #require(Self.entry(days[Self.offset(1, 6)]["dayActivities"], id: social.after))
+            #expect(saturday["spread"] as? [Int] == Self.spread([82: 2, 83: 15, 84: 1]))
+
+            // Bob's, as Richard sees them
+            let buddies = try await Self.get(server, value(richard.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, richard)
+            let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let bobWeeks = Self.items(
+                try await Self.get(server, Self.href(buddy, "yona:weeklyActivityReports"), richard, query: "?size=3"), "yona:weekActivityOverviews")
+            try #require(bobWeeks.count == 3)
+            let before = try await Self.get(
+                server, Self.href(Self.entry(bobWeeks[2]["weekActivities"], id: bobsSocial.before), "yona:weekDetails"), richard)
+            #expect(before["spread"] as? [Int] == Self.spread([80: 15, 81: 15, 82: 5]) && before["totalActivityDurationMinutes"] as? Int == 35)
+            #expect((before["dayActivities"] as? [String: Any])?.count == 3 && Self.href(before, "yona:buddy") != nil)
+            let after = try await Self.get(
+                server, Self.href(Self.entry(bobWeeks[1]["weekActivities"], id: bobsSocial.after), "yona:weekDetails"), richard)
+            #expect(
+                after["spread"] as? [Int] == Self.spread([83: 5, 84: 15, 85: 15, 86: 15, 87: 15])
+                    && after["totalActivityDurationMinutes"] as? Int == 65)
+            #expect((after["dayActivities"] as? [String: Any])?.count == 7)
+            let bobDays = Self.items(
+                try await Self.get(server, Self.href(buddy, "yona:dailyActivityReports"), richard, query: "?size=21"), "yona:dayActivityOverviews")
+            let bobFriday = try #require(Self.entry(bobDays[Self.offset(1, 5)]["dayActivities"], id: bobsMultimedia.after))
+            #expect(bobFriday["goalAccomplished"] as? Bool == true, "judged by the zones in force at the day's end")
+            #expect(bobFriday["spread"] as? [Int] == Self.spread([40: 2, 41: 15, 42: 5, 86: 2, 87: 14]))
+            let bobEarlierFriday = try #require(Self.entry(bobDays[Self.offset(2, 5)]["dayActivities"], id: bobsMultimedia.before))
+            #expect(bobEarlierFriday["totalActivityDurationMinutes"] as? Int == 2, "the visit before the goal counts for nothing")
+            #expect(bobEarlierFriday["totalMinutesBeyondGoal"] as? Int == 1)
+
+            // side by side: the categories of Bob's goals, with Richard where he has one too
+            let together = Self.items(
+                try await Self.get(server, richard.link("yona:dailyActivityReportsWithBuddies"), richard, query: "&size=21"),
+                "yona:dayActivityOverviews")
+            #expect(together.count == total)
+            func users(_ weeksBack: Int, _ weekday: Int, _ category: String) -> Int? {
+                let entry = (together[Self.offset(weeksBack, weekday)]["dayActivities"] as? [[String: Any]])?.first {
+                    Self.href($0, "yona:activityCategory")?.hasSuffix(category) == true
+                }
+                return (entry?["dayActivitiesForUsers"] as? [Any])?.count
+            }
+            #expect(users(1, 3, GoalsTests.social) == 1 && users(1, 4, GoalsTests.social) == 2)
+            #expect(users(2, 4, Self.multimediaCategory) == nil && users(2, 5, Self.multimediaCategory) == 1)
+            #expect(users(2, 1, GoalsTests.news) == 1, "Bob has news (from today): the category shows, with Richard's day alone")
+        }
+    }
+
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }
