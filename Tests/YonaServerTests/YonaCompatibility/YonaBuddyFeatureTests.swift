@@ -190,9 +190,21 @@ import Testing
             let (richard, bob, ua) = try await Self.buddiesWithANewsNoGoGoal(server)
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.poker.com")
             let own = try #require(try await Self.messages(server, richard, type: "GoalConflictMessage").first)
-            #expect(Self.linkSet(own) == ["self", "edit", "yona:activityCategory", "yona:markRead"])
+            #expect(Self.linkSet(own) == ["self", "edit", "yona:activityCategory", "yona:dayDetails", "yona:markRead"])
             let copy = try #require(try await Self.messages(server, bob, type: "GoalConflictMessage").first)
-            #expect(Self.linkSet(copy) == ["self", "edit", "yona:buddy", "yona:activityCategory", "yona:requestDisclosure", "yona:markRead"])
+            #expect(
+                Self.linkSet(copy) == [
+                    "self", "edit", "yona:buddy", "yona:activityCategory", "yona:dayDetails", "yona:requestDisclosure", "yona:markRead",
+                ])
+            // the day of the visit: Richard's own, and Richard's as Bob's buddy, each followable with the reader's password
+            let today = UserCalendar.day(Date())
+            for (message, reader) in [(own, richard), (copy, bob)] {
+                let href = try #require(value(message, "_links", "yona:dayDetails", "href") as? String)
+                let day = try await server.request(.GET, href, headers: reader.passwordHeader)
+                #expect(day.status == 200 && day.json["date"] as? String == today, "\(href): \(day.text)")
+                #expect(day.json["totalMinutesBeyondGoal"] as? Int == 1)
+            }
+            #expect((value(copy, "_links", "yona:dayDetails", "href") as? String)?.contains("/buddies/") == true)
             // Bob asks
             let asked = try await server.request(
                 .POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
@@ -200,7 +212,11 @@ import Testing
             #expect(asked.status == 200)
             let request = try #require(try await Self.messages(server, richard, type: "DisclosureRequestMessage").first)
             #expect(request["message"] as? String == "Can I have a look?")
-            #expect(Self.linkSet(request) == ["self", "related", "yona:buddy", "yona:user", "yona:accept", "yona:reject", "yona:markRead"])
+            #expect(
+                Self.linkSet(request) == [
+                    "self", "related", "yona:buddy", "yona:user", "yona:accept", "yona:reject", "yona:markRead", "yona:dayDetails",
+                ])
+            #expect(value(request, "_links", "yona:dayDetails", "href") as? String == value(own, "_links", "yona:dayDetails", "href") as? String)
             #expect(value(request, "_links", "related", "href") as? String == value(own, "_links", "self", "href") as? String)
             #expect((value(request, "_links", "yona:user", "href") as? String)?.hasPrefix("\(server.baseURL)/users/\(bob.id)") == true)
             // Richard accepts
@@ -210,8 +226,11 @@ import Testing
             #expect(accepted.status == 200)
             #expect(
                 Self.linkSet(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
-                    == ["self", "edit", "related", "yona:buddy", "yona:user", "yona:markRead"])
+                    == ["self", "edit", "related", "yona:buddy", "yona:user", "yona:markRead", "yona:dayDetails"])
             let response = try #require(try await Self.messages(server, bob, type: "DisclosureResponseMessage").first)
+            #expect(Self.linkSet(response) == ["self", "edit", "related", "yona:buddy", "yona:user", "yona:markRead", "yona:dayDetails"])
+            #expect(value(response, "_links", "yona:dayDetails", "href") as? String == value(copy, "_links", "yona:dayDetails", "href") as? String)
+            #expect(response["activityStartTime"] == nil, "Yona's response carries no times")
             #expect(response["message"] as? String == "Sure!")
             #expect(response["status"] as? String == "DISCLOSURE_ACCEPTED")
             #expect(value(response, "_links", "related", "href") as? String == value(copy, "_links", "self", "href") as? String)

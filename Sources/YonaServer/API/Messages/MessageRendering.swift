@@ -28,6 +28,7 @@ extension UserRendering {
                 addBuddyLinks(user: false)
                 if payload.status == "ANNOUNCED" { halLinks.add("yona:requestDisclosure", "\(href)/requestDisclosure") }
             }
+            if let day = dayDetails(owner: payload.subjectUserAnonymizedID, payload, of: user) { halLinks.add("yona:dayDetails", day) }
         case .goalChange:
             if let category = payload.activityCategoryID { halLinks.add("related", links.activityCategory(category)) }
             addBuddyLinks(user: true)
@@ -38,9 +39,13 @@ extension UserRendering {
                 halLinks.add("yona:accept", "\(href)/accept")
                 halLinks.add("yona:reject", "\(href)/reject")
             }
+            // The request is about the reader's own day.
+            if let day = dayDetails(owner: user.privateData.userAnonymizedID, payload, of: user) { halLinks.add("yona:dayDetails", day) }
         case .disclosureResponse:
             if let copy = payload.buddyCopyMessageID { halLinks.add("related", links.message(user.id, copy)) }
             addBuddyLinks(user: true)
+            // The answer is about the buddy's day.
+            if let day = dayDetails(owner: payload.subjectUserAnonymizedID, payload, of: user) { halLinks.add("yona:dayDetails", day) }
         case .buddyConnectRequest, .buddyDisconnect:
             if payload.kind == .buddyConnectRequest, payload.status == "REQUESTED" {
                 halLinks.add("yona:accept", "\(href)/accept")
@@ -98,25 +103,36 @@ extension UserRendering {
             type: payload.kind.rawValue, messageId: message.id, nickname: nickname,
             creationTime: YonaDateFormat.timestamp(message.record.creationTime), isRead: message.record.isRead,
             url: payload.url, urlIsExplicitNull: payload.kind == .goalConflict && !aboutMe,
-            activityStartTime: payload.activityStartTime.map(YonaDateFormat.timestamp),
-            activityEndTime: payload.activityEndTime.map(YonaDateFormat.timestamp), status: payload.status,
+            // (a disclosure response keeps the activity's times only for its `yona:dayDetails`, as Yona shows none)
+            activityStartTime: payload.kind == .disclosureResponse ? nil : payload.activityStartTime.map(YonaDateFormat.timestamp),
+            activityEndTime: payload.kind == .disclosureResponse ? nil : payload.activityEndTime.map(YonaDateFormat.timestamp),
+            status: payload.status,
             message: MessageTexts.text(of: payload, locale), reason: payload.kind == .buddyDisconnect ? payload.reason : nil,
             change: payload.change, oldName: payload.oldName,
             newName: payload.newName, threadHeadMessageId: payload.kind == .activityComment ? payload.threadHeadMessageID : nil,
             _embedded: embeddedUser.map { .init(user: $0) }, _links: halLinks)
     }
 
+    /// Where the reports of `owner` are for this reader: their own, or their buddy's (nil for anyone else).
+    private func activityBase(of owner: UUID, for user: UnlockedUser) -> String? {
+        if owner == user.privateData.userAnonymizedID { return "\(links.user(user.id))/activity" }
+        guard let buddy = user.privateData.buddies.first(where: { $0.buddyUserAnonymizedID == owner }) else { return nil }
+        return "\(links.buddy(user.id, buddy.id))/activity"
+    }
+
+    /// Yona's `yona:dayDetails` on a goal conflict and the disclosure messages about it: the day (in the users' time
+    /// zone) the activity began, under the conflict's goal, as this reader reaches it. Nil for messages stored
+    /// before they carried the goal and the time.
+    private func dayDetails(owner: UUID, _ payload: MessagePayload, of user: UnlockedUser) -> String? {
+        guard let goal = payload.goalID, let start = payload.activityStartTime, let base = activityBase(of: owner, for: user) else { return nil }
+        return "\(base)/days/\(UserCalendar.day(start))/details/\(goal.uuidString.lowercased())"
+    }
+
     /// Where a comment's day or week is for this reader: their own details, or their buddy's.
     private func commentDetails(_ payload: MessagePayload, of user: UnlockedUser) -> (rel: String, href: String)? {
-        guard let interval = payload.interval, let owner = payload.activityOwnerAnonymizedID, let version = payload.goalID else { return nil }
-        let base: String
-        if owner == user.privateData.userAnonymizedID {
-            base = "\(links.user(user.id))/activity"
-        } else if let buddy = user.privateData.buddies.first(where: { $0.buddyUserAnonymizedID == owner }) {
-            base = "\(links.buddy(user.id, buddy.id))/activity"
-        } else {
-            return nil
-        }
+        guard let interval = payload.interval, let owner = payload.activityOwnerAnonymizedID, let version = payload.goalID,
+            let base = activityBase(of: owner, for: user)
+        else { return nil }
         let isWeek = interval.hasPrefix("week:")
         let date = interval.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
         return (

@@ -326,7 +326,7 @@ struct BuddyService: Sendable {
             try await MessageWriter.deliver(to: requested.subjectUserAnonymizedID, on: tx, now: Date()) { id in
                 MessagePayload(
                     kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                    activityCategoryID: requested.activityCategoryID, activityStartTime: requested.activityStartTime,
+                    activityCategoryID: requested.activityCategoryID, goalID: requested.goalID, activityStartTime: requested.activityStartTime,
                     activityEndTime: requested.activityEndTime, status: "DISCLOSURE_REQUESTED", text: text,
                     originalMessageID: original, buddyCopyMessageID: copy.id)
             }
@@ -359,7 +359,8 @@ struct BuddyService: Sendable {
             try await MessageWriter.deliver(to: buddy, on: tx, now: Date()) { id in
                 MessagePayload(
                     kind: .disclosureResponse, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
-                    activityCategoryID: original.activityCategoryID, status: status, text: text,
+                    activityCategoryID: original.activityCategoryID, goalID: original.goalID, activityStartTime: original.activityStartTime,
+                    activityEndTime: original.activityEndTime, status: status, text: text,
                     originalMessageID: originalID, buddyCopyMessageID: copyID)
             }
         }
