@@ -1305,6 +1305,67 @@ import Testing
         }
     }
 
+    @Test(
+        "RemoveUserTest: Remove Richard while being a buddy of Bob and verify that Bob can move on with everything", arguments: TestDatabase.available
+    )
+    func removeUserTestBobMovesOnWithEverything(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var (richard, bob) = try await Self.buddies(server)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            bob = try await Self.date(server, bob, to: Self.at(1, 1, 2, 18))
+            let richardNews = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
+            let bobNews = try await Self.newsBudget(server, bob, at: Self.at(1, 1, 2, 18))
+            richard = try await richard.reload()
+            bob = try await bob.reload()
+            // every kind of message between them: a conflict, a goal change, a comment each way, a nickname change
+            try await Self.networkActivity(server, richard, "news/media", at: Date().addingTimeInterval(-60))
+            _ = try await Self.timeZoneGoal(server, richard, category: GoalsTests.social, zones: ["11:00-12:00"], at: Date())
+            for (app, goal) in [(bob, richardNews), (richard, bobNews)] {
+                let buddies = try await Self.get(server, value(app.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, app)
+                let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+                let goalID = try #require(YonaAssertions.stripped(goal)?.split(separator: "/").last)
+                let details = try await Self.get(
+                    server, "\(try #require(Self.href(buddy, "self")))/activity/days/\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(goalID)", app
+                )
+                let commented = try await server.request(
+                    .POST, try #require(Self.href(details, "yona:addComment")), headers: app.headers, json: ["message": "Hi, everything OK?"])
+                #expect(commented.status == 200, "\(commented.text)")
+            }
+            let edit = try #require(richard.link("edit"))
+            var renamed: [String: Any] = ["nickname": "Richardo"]
+            for key in ["firstName", "lastName", "mobileNumber"] { renamed[key] = richard.json[key] }
+            #expect(try await server.request(.PUT, edit, headers: richard.headers, json: renamed).status == 200)
+
+            // act: Richard leaves
+            let farewell = "Goodbye friends! I deinstalled the Internet"
+            let deleted = try await server.request(
+                .DELETE,
+                "\(try #require(YonaAssertions.stripped(richard.url)))?message=\(farewell.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)",
+                headers: richard.headers)
+            #expect(deleted.status == 204, "\(deleted.text)")
+
+            // Bob's phone is still monitored, Richard's no longer exists
+            try await Self.networkActivity(server, bob, "Gambling", at: Date().addingTimeInterval(-30))
+            let login = try #require(value(richard.requestingDevice, "vpnProfile", "vpnLoginID") as? String).split(separator: "$")
+            let orphan = try await server.postNetworkActivity(
+                String(login[0]), deviceIndex: Int(login[1])!, categories: ["news/media"], url: "http://www.refdag.nl")
+            #expect(orphan.status == 400)
+
+            // Bob's inbox: the disconnect with Richard's last words and his own conflict, nothing else of Richard's
+            let inbox = try await Self.get(server, bob.link("yona:messages"), bob)
+            let messages = value(inbox, "_embedded", "yona:messages") as? [[String: Any]] ?? []
+            #expect(Set(messages.compactMap { $0["@type"] as? String }) == ["BuddyDisconnectMessage", "GoalConflictMessage"], "\(messages)")
+            #expect(messages.count == 2)
+            let disconnect = messages.first { $0["@type"] as? String == "BuddyDisconnectMessage" }
+            #expect(disconnect?["reason"] as? String == "USER_ACCOUNT_DELETED" && disconnect?["message"] as? String == farewell)
+            #expect(disconnect?["nickname"] as? String == "Richardo" && Self.href(disconnect, "yona:process") == nil)
+            let conflict = messages.first { $0["@type"] as? String == "GoalConflictMessage" }
+            #expect(conflict?["nickname"] as? String == "BD (me)")
+            let buddies = try await Self.get(server, value(bob.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, bob)
+            #expect((value(buddies, "_embedded", "yona:buddies") as? [Any] ?? []).isEmpty)
+        }
+    }
+
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }

@@ -107,6 +107,14 @@ struct BuddyService: Sendable {
             try await MessageWriter.transition(message, recipient: me, on: tx, answered)
             var updated = user
             if accept {
+                // Accepted, the request relates accepted buddies: it goes with the requester's other messages when the
+                // requester leaves or disconnects (written without a sender while it only waited).
+                try await tx.sql.raw(
+                    """
+                    UPDATE \(unsafeRaw: Message.schema) SET sender_anonymized_id = \(bind: request.subjectUserAnonymizedID)
+                    WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: me)
+                    """
+                ).run()
                 let buddy = PrivateBuddy(
                     id: UUID(), userID: sender.userID, firstName: sender.firstName, lastName: sender.lastName,
                     nickname: sender.nickname, mobileNumber: sender.mobileNumber, sendingStatus: .accepted,
@@ -191,16 +199,31 @@ struct BuddyService: Sendable {
         let inbox = BoxKeyPair(secretKey: try SymmetricKey(bytes: Array(secret)))
         return try await db.transaction { tx in
             var current = user
+            // What a buddy sent before disconnecting (or deleting the account) goes with the disconnect: a buddy's
+            // messages already moved were deleted from this inbox then; the ones still waiting here are skipped.
+            var opened: [(NamedMessage, MessagePayload?)] = []
             for named in pending {
+                let payload = (try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox)).flatMap {
+                    try? JSONDecoder().decode(MessagePayload.self, from: Data($0))
+                }
+                opened.append((named, payload))
+            }
+            var disconnectedAt: [UUID: Date] = [:]
+            for (named, payload) in opened where payload?.kind == .buddyDisconnect {
+                if let sender = payload?.sender?.userID { disconnectedAt[sender] = max(disconnectedAt[sender] ?? .distantPast, named.createdAt) }
+            }
+            for (named, payload) in opened {
                 let claimed = try await tx.sql.raw(
                     """
                     DELETE FROM \(unsafeRaw: NamedMessage.schema) WHERE id = \(bind: named.requireID()) RETURNING id
                     """
                 ).first()
-                guard claimed != nil else { continue }
-                guard let plaintext = try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox),
-                    let payload = try? JSONDecoder().decode(MessagePayload.self, from: Data(plaintext))
-                else { continue }
+                guard claimed != nil, let payload else { continue }
+                if payload.kind != .buddyDisconnect, let sender = payload.sender?.userID, let gone = disconnectedAt[sender],
+                    named.createdAt <= gone
+                {
+                    continue
+                }
                 if try await MessageService(db: tx).isWithdrawn(payload) { continue }
                 current = try await apply(payload, to: current, on: tx)
                 try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: named.createdAt) { id in
