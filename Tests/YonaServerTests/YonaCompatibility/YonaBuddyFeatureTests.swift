@@ -239,6 +239,46 @@ import Testing
         }
     }
 
+    @Test("MessagingTest: Richard pages through his messages", arguments: TestDatabase.available)
+    func pagingThroughMessagesWithSort(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // Yona's addRichard and addBob: each with a news no-go goal before they become buddies
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            try await server.addNoGoGoal(richard, category: GoalsTests.news)
+            try await server.addNoGoGoal(bob, category: GoalsTests.news)
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            let richardUA = try await server.vpnLogin(richard).userAnonymizedID
+            let bobUA = try await server.vpnLogin(bob).userAnonymizedID
+            try await server.postNetworkActivity(
+                richardUA, categories: ["news/media"], url: "http://www.refdag.nl", at: Date().addingTimeInterval(-180))
+            try await server.postNetworkActivity(bobUA, categories: ["Gambling"], url: "http://www.poker.com", at: Date().addingTimeInterval(-120))
+            try await server.postNetworkActivity(bobUA, categories: ["news/media"], url: "http://www.refdag.nl", at: Date().addingTimeInterval(-60))
+            func types(_ page: APIResponse) -> [String] {
+                (value(page.json, "_embedded", "yona:messages") as? [[String: Any]] ?? []).compactMap { $0["@type"] as? String }
+            }
+            let all = try await server.request(.GET, "\(richard.path)/messages/", headers: richard.passwordHeader)
+            #expect(types(all).sorted() == ["BuddyConnectResponseMessage", "GoalConflictMessage", "GoalConflictMessage", "GoalConflictMessage"])
+            #expect((value(all.json, "_links", "self", "href") as? String)?.contains("page=0") == true)
+            // pages of two, with Spring's sort: newest first all the same, and the links carry it on
+            let first = try await server.request(.GET, "\(richard.path)/messages/?page=0&size=2&sort=creationTime", headers: richard.passwordHeader)
+            let second = try await server.request(.GET, "\(richard.path)/messages/?page=1&size=2&sort=creationTime", headers: richard.passwordHeader)
+            for (page, number) in [(first, 0), (second, 1)] {
+                let href = value(page.json, "_links", "self", "href") as? String ?? ""
+                #expect(href.contains("page=\(number)") && href.contains("size=2") && href.contains("sort=creationTime"), "\(href)")
+                #expect(value(page.json, "page", "totalElements") as? Int == 4)
+            }
+            #expect(types(first) == ["GoalConflictMessage", "GoalConflictMessage"])
+            #expect(
+                value(first.json, "_links", "prev") == nil
+                    && (value(first.json, "_links", "next", "href") as? String)?.contains("sort=creationTime") == true)
+            #expect(types(second).sorted() == ["BuddyConnectResponseMessage", "GoalConflictMessage"])
+            #expect(value(second.json, "_links", "prev") != nil && value(second.json, "_links", "next") == nil)
+            let bad = try await server.request(.GET, "\(richard.path)/messages/?sort=creationTime;drop", headers: richard.passwordHeader)
+            #expect(bad.status == 400 && bad.errorCode == "error.request.invalid.parameter")
+        }
+    }
+
     @Test(
         "MessagingTest: Richard deletes a goal conflict message. After that, it's gone for Bob too; Bob deletes a goal conflict message. After that, Richard still has it",
         arguments: TestDatabase.available)

@@ -158,9 +158,10 @@ extension UserRendering {
             _links: halLinks)
     }
 
-    func messagePage(_ page: MessageService.Page, of user: UnlockedUser, onlyUnread: Bool) -> MessagePageDTO {
+    func messagePage(_ page: MessageService.Page, of user: UnlockedUser, onlyUnread: Bool, sort: String? = nil) -> MessagePageDTO {
         func pageHref(_ number: Int) -> String {
-            "\(links.messages(user.id))?page=\(number)&size=\(page.size)" + (onlyUnread ? "&onlyUnreadMessages=true" : "")
+            "\(links.messages(user.id))?page=\(number)&size=\(page.size)" + (sort.map { "&sort=\($0)" } ?? "")
+                + (onlyUnread ? "&onlyUnreadMessages=true" : "")
         }
         var halLinks = HALLinks(self: pageHref(page.number))
         if page.totalPages > 0 {

@@ -22,8 +22,12 @@ enum MessagesController {
         case "true": onlyUnread = true
         default: throw YonaError(.invalidParameter)
         }
+        // Spring's `sort` (`creationTime`, `creationTime,desc`): Yona's inbox is newest first whatever it says, and its
+        // paging links carry it on; so do ours.
+        let sort = req.query[String.self, at: "sort"]
+        if let sort, sort.wholeMatch(of: /[A-Za-z]{1,40}(,(asc|desc|ASC|DESC))?/) == nil { throw YonaError(.invalidParameter) }
         let page = try await req.messages.page(of: user, number: number, size: size, onlyUnread: onlyUnread)
-        return try .hal(req.rendering.messagePage(page, of: user, onlyUnread: onlyUnread))
+        return try .hal(req.rendering.messagePage(page, of: user, onlyUnread: onlyUnread, sort: sort))
     }
 
     @Sendable static func get(req: Request) async throws -> Response {
