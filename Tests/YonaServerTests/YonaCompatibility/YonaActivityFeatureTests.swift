@@ -1366,6 +1366,37 @@ import Testing
         }
     }
 
+    @Test("DeviceManagementTest: Richard deletes a devices on which activities were done", arguments: TestDatabase.available)
+    func deviceManagementTestActivitiesOutliveTheirDevice(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            let news = Self.asRequester(try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18)), richard)
+            richard = try await richard.reload()
+            let second = try await Self.addDevice(server, richard, name: "Second device", operatingSystem: "ANDROID")
+            try await Self.appActivity(server, second, "NU.nl", Self.at(1, 1, 3, 15), Self.at(1, 1, 3, 35))
+
+            let edit = try #require(Self.href(second.requestingDevice, "edit"))
+            let removed = try await server.request(.DELETE, edit, headers: second.headers)
+            #expect(removed.status == 204, "\(removed.text)")
+
+            richard = try await richard.reload()
+            #expect(richard.devices.count == 1 && richard.devices.first?["name"] as? String == "Richard's iPhone")
+            let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
+            #expect(Self.weekGoalCounts(weeks) == [2, 2])
+            let lastWeek = try #require(Self.entry(Self.items(weeks, "yona:weekActivityOverviews")[1]["weekActivities"], goal: news))
+            let days = try #require(lastWeek["dayActivities"] as? [String: [String: Any]])
+            #expect(days.count == 6)
+            #expect(days["MONDAY"]?["totalActivityDurationMinutes"] as? Int == 20, "the removed phone's minutes stay")
+            #expect(days["MONDAY"]?["goalAccomplished"] as? Bool == false && days["MONDAY"]?["totalMinutesBeyondGoal"] as? Int == 20)
+            #expect(days["TUESDAY"]?["totalActivityDurationMinutes"] as? Int == 0 && days["TUESDAY"]?["goalAccomplished"] as? Bool == true)
+            _ = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=14")
+            // the raw activity no longer names a device
+            let rows = try await Self.rawRows(server, richard, try Self.raw(richard, day: Self.at(1, 1, 12, 0), goal: news))
+            #expect(rows == [Self.rawRow(Self.at(1, 1, 3, 15), Self.at(1, 1, 3, 35), app: "NU.nl", device: "n/a")])
+        }
+    }
+
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }

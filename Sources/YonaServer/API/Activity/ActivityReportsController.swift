@@ -114,7 +114,7 @@ enum ActivityReportsController {
         let items = try raw.map { activity in
             RawActivityDTO(
                 start: activity.span.start, end: activity.span.end, app: try ActivityApp.openName(activity.sealedApp, inbox: inbox),
-                deviceName: names[activity.deviceAnonymizedID] ?? "n/a")
+                deviceName: activity.deviceAnonymizedID.flatMap { names[$0] } ?? "n/a")
         }
         let href = "\(scope.base)/days/\(UserCalendar.day(start))/details/\(goalID.uuidString.lowercased())/raw/"
         return try .hal(RawActivitiesDTO(_embedded: ["yona:activities": items], _links: HALLinks(self: href)))

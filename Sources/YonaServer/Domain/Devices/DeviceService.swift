@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 
 /// A user's devices: the name and link in the encrypted private data, everything a push or the classifier
 /// needs on the anonymized row.
@@ -76,6 +77,10 @@ struct DeviceService: Sendable {
                 guard data.devices.count > 1 else { throw YonaError(.cannotDeleteLastDevice) }
                 data.devices.removeAll { $0.id == deviceID }
             }
+            // Its activities stay, unlinked, as Yona's: the days they were part of keep their minutes.
+            try await tx.sql.raw(
+                "UPDATE activities SET device_anonymized_id = NULL WHERE device_anonymized_id = \(bind: current.device.deviceAnonymizedID)"
+            ).run()
             try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID).delete()
             try await users.vpnAccounts?.delete(
                 login: VPNLogin.id(user.privateData.userAnonymizedID, deviceIndex: current.deviceIndex), on: tx)

@@ -123,7 +123,8 @@ struct ActivityReportService: Sendable {
     /// One activity as stored, within one day: where it was measured and, sealed, in which app.
     struct RawActivity: Sendable {
         let span: ActivitySpan
-        let deviceAnonymizedID: UUID
+        /// Nil for a device since removed.
+        let deviceAnonymizedID: UUID?
         let sealedApp: Data?
     }
 
@@ -142,7 +143,7 @@ struct ActivityReportService: Sendable {
                 span: ActivitySpan(
                     start: max(start, try row.decode(column: "start_time", as: Date.self)),
                     end: min(end, try row.decode(column: "end_time", as: Date.self))),
-                deviceAnonymizedID: try row.decode(column: "device_anonymized_id", as: UUID.self),
+                deviceAnonymizedID: try row.decode(column: "device_anonymized_id", as: UUID?.self),
                 sealedApp: try row.decode(column: "app_sealed", as: Data?.self))
         }
     }

@@ -15,7 +15,8 @@ final class Activity: Model, @unchecked Sendable {
 
     // relationships
     @Parent(key: "user_anonymized_id") var userAnonymized: UserAnonymized
-    @Parent(key: "device_anonymized_id") var device: DeviceAnonymized
+    /// Nil once the device was removed (its activities stay).
+    @OptionalParent(key: "device_anonymized_id") var device: DeviceAnonymized?
     @Parent(key: "goal_id") var goal: Goal
 
     init() {}

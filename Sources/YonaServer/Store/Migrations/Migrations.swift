@@ -45,5 +45,6 @@ enum YonaMigrations {
         ReshapePushOutboxForTheDrain(),
         AddSnapshotTakenToSystemAnnouncements(),
         AddAppToActivities(),
+        KeepActivitiesOfRemovedDevices(),
     ]
 }
