@@ -108,7 +108,9 @@ import Testing
         try await withServer(db) { server in
             let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
             let gambling = try #require(richard.goals.first.flatMap { value($0, "_links", "self", "href") as? String })
-            let gamblingAsRequester = "\(gambling)?requestingUserId=\(richard.url.split(separator: "/")[3].split(separator: "?")[0])"
+            let gamblingAsRequester = Self.asRequester(gambling, richard)
+            // as Yona's: one's own goal names its requester, the same href the reports give it (the apps compare them)
+            #expect(gambling.hasSuffix("?requestingUserId=\(Self.userID(richard))"), "\(gambling)")
             #expect(richard.link("yona:dailyActivityReports") == "\(YonaAssertions.stripped(richard.url)!)/activity/days/")
             #expect(richard.link("yona:weeklyActivityReports") == "\(YonaAssertions.stripped(richard.url)!)/activity/weeks/")
 
@@ -180,8 +182,7 @@ import Testing
                 ],
                 at: Self.at(1, 3, 13, 55))
             richard = try await richard.reload()
-            let me = YonaAssertions.stripped(richard.url)!.split(separator: "/").last!
-            let (newsGoal, socialGoal) = ("\(news)?requestingUserId=\(me)", "\(social)?requestingUserId=\(me)")
+            let (newsGoal, socialGoal) = (Self.asRequester(news, richard), Self.asRequester(social, richard))
 
             // act: NU.nl on the phone Monday and Tuesday, the classifier sees social sites Wednesday and Thursday
             try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 1, 3, 15), Self.at(1, 1, 3, 35))
@@ -269,10 +270,9 @@ import Testing
                 ])
             try #require(updated.status == 200, "\(updated.text)")
             richard = try await richard.reload()
-            let me = YonaAssertions.stripped(richard.url)!.split(separator: "/").last!
             let history = try #require(
                 richard.goals.first { $0["historyItem"] as? Bool == true }.flatMap { value($0, "_links", "self", "href") as? String })
-            let (current, earlier) = ("\(news)?requestingUserId=\(me)", "\(history)?requestingUserId=\(me)")
+            let (current, earlier) = (Self.asRequester(news, richard), Self.asRequester(history, richard))
 
             // check: days before the change show the version then in force, the change day on the new one
             let total = 6 + Self.currentWeekday + 1
@@ -288,7 +288,7 @@ import Testing
             let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
             let lastWeek = try #require(Self.items(weeks, "yona:weekActivityOverviews").last)
             let newsWeek = try #require(Self.entry(lastWeek["weekActivities"], goal: current), "\(lastWeek)")
-            let historyID = try #require(history.split(separator: "/").last)
+            let historyID = try #require(YonaAssertions.stripped(history)?.split(separator: "/").last)
             let weekDays = try #require(newsWeek["dayActivities"] as? [String: [String: Any]])
             #expect((value(weekDays["TUESDAY"], "_links", "yona:dayDetails", "href") as? String)?.hasSuffix(String(historyID)) == true)
             #expect((value(weekDays["THURSDAY"], "_links", "yona:dayDetails", "href") as? String)?.hasSuffix(String(historyID)) == false)
@@ -373,7 +373,7 @@ import Testing
                     "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
                 ],
                 at: Self.at(1, 3, 13, 55))
-            let socialID = try #require(social.split(separator: "/").last)
+            let socialID = try #require(YonaAssertions.stripped(social)?.split(separator: "/").last)
             let days = try #require(richard.link("yona:dailyActivityReports"))
             let weeks = try #require(richard.link("yona:weeklyActivityReports"))
             for (path, status, code) in [
@@ -527,7 +527,7 @@ import Testing
             let days = try await Self.get(server, richard.link("yona:dailyActivityReports"), richard, query: "?size=14")
             let list = Self.items(days, "yona:dayActivityOverviews")
             let mondayNews = try #require(
-                Self.entry(list[Self.offset(1, 1)]["dayActivities"], goal: "\(news)?requestingUserId=\(Self.userID(richard))"))
+                Self.entry(list[Self.offset(1, 1)]["dayActivities"], goal: Self.asRequester(news, richard)))
             let detail = try await Self.get(server, value(mondayNews, "_links", "yona:dayDetails", "href") as? String, richard)
             let spread = try #require(detail["spread"] as? [Int])
             let expected: [Int: Int] = [13: 15, 14: 6, 16: 5, 17: 15, 18: 5, 21: 15, 22: 5, 25: 15, 26: 5]
@@ -535,10 +535,10 @@ import Testing
             #expect(detail["totalActivityDurationMinutes"] as? Int == 86)
             #expect(detail["goalAccomplished"] as? Bool == false && detail["totalMinutesBeyondGoal"] as? Int == 86)
             let tuesdayNews = try #require(
-                Self.entry(list[Self.offset(1, 2)]["dayActivities"], goal: "\(news)?requestingUserId=\(Self.userID(richard))"))
+                Self.entry(list[Self.offset(1, 2)]["dayActivities"], goal: Self.asRequester(news, richard)))
             #expect(tuesdayNews["totalMinutesBeyondGoal"] as? Int == 18)
             let mondaySocial = try #require(
-                Self.entry(list[Self.offset(1, 1)]["dayActivities"], goal: "\(social)?requestingUserId=\(Self.userID(richard))"))
+                Self.entry(list[Self.offset(1, 1)]["dayActivities"], goal: Self.asRequester(social, richard)))
             #expect(mondaySocial["goalAccomplished"] as? Bool == true)
             let socialSpread = try #require(mondaySocial["spread"] as? [Int])
             #expect(socialSpread == (0..<96).map { [13: 1, 14: 1][$0] ?? 0 })
@@ -575,7 +575,13 @@ import Testing
     // MARK: Paging and goal removal
 
     /// The `yona:goal` href a report gives one of the user's own goals.
-    static func asRequester(_ goal: String, _ app: YonaApp) -> String { "\(goal)?requestingUserId=\(userID(app))" }
+    /// As Yona's, a goal's own link already names the requester (`?requestingUserId=`); older hrefs get it added.
+    static func asRequester(_ goal: String, _ app: YonaApp) -> String {
+        goal.contains("requestingUserId=") ? goal : "\(goal)?requestingUserId=\(userID(app))"
+    }
+
+    /// `href` with one more query item.
+    static func adding(_ item: String, to href: String) -> String { href + (href.contains("?") ? "&" : "?") + item }
 
     static func weekGoalCounts(_ page: [String: Any]) -> [Int] {
         items(page, "yona:weekActivityOverviews").map { ($0["weekActivities"] as? [Any])?.count ?? -1 }
@@ -670,7 +676,7 @@ import Testing
                 socialDays["THURSDAY"]?["goalAccomplished"] as? Bool == true && socialDays["THURSDAY"]?["totalActivityDurationMinutes"] as? Int == 1)
 
             // act: remove news
-            let removed = try await server.request(.DELETE, "\(newsSelf)?message=bye", headers: richard.headers)
+            let removed = try await server.request(.DELETE, Self.adding("message=bye", to: newsSelf), headers: richard.headers)
             #expect(removed.status == 204, "\(removed.text)")
 
             // after: news is gone from every week; the days still start at the account's creation
@@ -1195,7 +1201,7 @@ import Testing
             var (richard, _, richardNews) = try await Self.goalUpdateScenario(server, relationsFromBobsStart: true)
             let social = Self.versionIDs(richard, category: GoalsTests.social)
             // act: remove news (the current version; its history goes with it)
-            let removed = try await server.request(.DELETE, "\(richardNews)?message=bye", headers: richard.headers)
+            let removed = try await server.request(.DELETE, Self.adding("message=bye", to: richardNews), headers: richard.headers)
             #expect(removed.status == 204, "\(removed.text)")
             richard = try await richard.reload()
             #expect(Self.versionIDs(richard, category: GoalsTests.news) == (nil, nil))

@@ -24,7 +24,8 @@ import Testing
     }
 
     static func gamblingDetail(_ server: TestServer, _ app: YonaApp, on day: Date) async throws -> [String: Any] {
-        let gambling = try #require(app.goals.first.flatMap { value($0, "_links", "self", "href") as? String }?.split(separator: "/").last)
+        let gambling = try #require(
+            YonaAssertions.stripped(app.goals.first.flatMap { value($0, "_links", "self", "href") as? String })?.split(separator: "/").last)
         return try await A.get(server, "\(app.link("yona:dailyActivityReports")!)\(UserCalendar.day(day))/details/\(gambling)", app)
     }
 

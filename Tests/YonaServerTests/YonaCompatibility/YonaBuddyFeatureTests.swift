@@ -340,7 +340,7 @@ import Testing
             #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 1)
             #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").count == 1)
             let removed = try await server.request(
-                .DELETE, "\(try #require(value(noGo.json, "_links", "edit", "href") as? String))?message=Bye",
+                .DELETE, YonaActivityFeatureTests.adding("message=Bye", to: try #require(value(noGo.json, "_links", "edit", "href") as? String)),
                 headers: richard.passwordHeader)
             #expect(removed.status == 204)
             #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").isEmpty)

@@ -113,11 +113,13 @@ struct UserRendering {
         }
     }
 
+    /// One's own goal: its links carry the owner as requester, as Yona's (`/users/{u}/goals/{g}?requestingUserId={u}`),
+    /// the same href the reports give it as `yona:goal`, which the apps compare.
     func goal(_ goal: Goal, of user: UnlockedUser, topLevel: Bool) -> GoalDTO {
-        self.goal(goal, ownerID: user.id, editable: !goal.isOnMandatoryCategory, topLevel: topLevel)
+        self.goal(goal, ownerID: user.id, editable: !goal.isOnMandatoryCategory, topLevel: topLevel, requestingUserID: user.id)
     }
 
-    /// `requestingUserID` marks a buddy's goal, whose links carry the requester (as Yona's).
+    /// `requestingUserID`: who asks (the owner for one's own goals, the buddy for a buddy's); the links carry it.
     func goal(_ goal: Goal, ownerID: UUID, editable: Bool, topLevel: Bool, requestingUserID: UUID? = nil) -> GoalDTO {
         goalDTO(
             id: goal.id!, spec: goal.spec,
@@ -135,7 +137,7 @@ struct UserRendering {
 
     /// A user's goals as Yona lists them: the goals in force, then their earlier versions.
     func goalItems(goals: [Goal], history: [GoalHistoryItem], of user: UnlockedUser) -> [GoalDTO] {
-        goals.map { goal($0, of: user, topLevel: false) } + history.map { goal($0, ownerID: user.id) }
+        goals.map { goal($0, of: user, topLevel: false) } + history.map { goal($0, ownerID: user.id, requestingUserID: user.id) }
     }
 
     private func goalDTO(
