@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import Vapor
 
 /// Test-server endpoints (`YONA_TEST_SERVER=true` only; absent otherwise).
@@ -32,21 +33,47 @@ enum TestServerController {
         return response
     }
 
-    /// Forgets the last push to an Instance ID, so a test can wait for the next one (Yona's `clearLastFirebaseMessage`).
-    @Sendable static func clearLastPush(req: Request) async throws -> HTTPStatus {
-        try await PushDelivery.query(on: req.db).filter(\.$tokenHash == TokenHash.of(req.parameters.get("instanceId") ?? "")).delete()
-        return .noContent
+    /// Forgets the last push to an Instance ID, as Yona's `clearLastFirebaseMessage`: 200 with the push it forgot, 404
+    /// when none came since the last clear.
+    @Sendable static func clearLastPush(req: Request) async throws -> Response {
+        let token = req.parameters.get("instanceId") ?? ""
+        try await settle(token, on: req.db)
+        let response = try await lastPushResponse(token, on: req.db)
+        try await PushDelivery.query(on: req.db).filter(\.$tokenHash == TokenHash.of(token)).delete()
+        return response
     }
 
     /// The last push delivered to an Instance ID, whatever the provider: `{"data": {...}}`.
     @Sendable static func lastPush(req: Request) async throws -> Response {
         let token = req.parameters.get("instanceId") ?? ""
-        guard let delivery = try await PushDelivery.query(on: req.db).filter(\.$tokenHash == TokenHash.of(token)).first() else {
+        try await settle(token, on: req.db)
+        return try await lastPushResponse(token, on: req.db)
+    }
+
+    private static func lastPushResponse(_ token: String, on db: any Database) async throws -> Response {
+        guard let delivery = try await PushDelivery.query(on: db).filter(\.$tokenHash == TokenHash.of(token)).first() else {
             throw YonaError(.messageNotFound)
         }
         struct Body: Encodable { let data: [String: String] }
         let response = Response(status: .ok)
         try response.content.encode(Body(data: delivery.data), as: .json)
         return response
+    }
+
+    /// Pushes go out through the outbox after the request that caused them answered; Yona sent them in the request.
+    /// So that a test asking right after sees what Yona's would, this waits (up to 5 s) while a push to the Instance
+    /// ID is due and unsent.
+    private static func settle(_ token: String, on db: any Database) async throws {
+        for _ in 0..<100 {
+            let waiting = try await db.sql.raw(
+                """
+                SELECT o.id FROM \(unsafeRaw: PendingPush.schema) o JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.id = o.device_anonymized_id
+                WHERE d.firebase_instance_id = \(bind: token) AND o.state = 'pending' AND o.next_attempt_at <= \(bind: Date().addingTimeInterval(1))
+                LIMIT 1
+                """
+            ).first()
+            guard waiting != nil else { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 }
