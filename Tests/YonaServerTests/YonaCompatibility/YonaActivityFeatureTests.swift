@@ -1403,6 +1403,41 @@ import Testing
         }
     }
 
+    @Test("ActivityCommentTest: Richard can delete a goal after Bob commented on a related activity", arguments: TestDatabase.available)
+    func activityCommentTestGoalDeletedAfterAComment(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            var (richard, bob) = try await Self.buddies(server)
+            richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
+            bob = try await Self.date(server, bob, to: Self.at(1, 1, 2, 18))
+            let richardNews = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
+            try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 2, 8, 45), Self.at(1, 2, 9, 10))
+            // Bob comments on Richard's Tuesday
+            let buddies = try await Self.get(server, value(bob.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, bob)
+            let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let goalID = try #require(YonaAssertions.stripped(richardNews)?.split(separator: "/").last)
+            let details = try await Self.get(
+                server, "\(try #require(Self.href(buddy, "self")))/activity/days/\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(goalID)", bob)
+            let commented = try await server.request(
+                .POST, try #require(Self.href(details, "yona:addComment")), headers: bob.headers, json: ["message": "Hi Richard, everything OK?"])
+            try #require(commented.status == 200, "\(commented.text)")
+            func comments(_ app: YonaApp) async throws -> Int {
+                let inbox = try await Self.get(server, app.link("yona:messages"), app, query: "?size=100")
+                return (value(inbox, "_embedded", "yona:messages") as? [[String: Any]] ?? []).filter {
+                    $0["@type"] as? String == "ActivityCommentMessage"
+                }.count
+            }
+            #expect(try await comments(richard) == 1)
+
+            // Richard deletes the goal: 204, and the comment goes with it from both inboxes
+            let removed = try await server.request(
+                .DELETE, Self.adding("message=Don't%20want%20to%20monitor%20my%20news%20time%20anymore", to: richardNews), headers: richard.headers)
+            #expect(removed.status == 204, "\(removed.text)")
+            #expect(try await comments(richard) == 0)
+            let bobsThread = try await server.request(.GET, try #require(Self.href(details, "yona:messages")), headers: bob.headers)
+            #expect(bobsThread.status != 200 || bobsThread.json["_embedded"] == nil, "\(bobsThread.text)")
+        }
+    }
+
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
     static func userID(_ app: YonaApp) -> Substring { YonaAssertions.stripped(app.url)!.split(separator: "/").last! }

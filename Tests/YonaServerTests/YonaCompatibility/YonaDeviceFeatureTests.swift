@@ -121,6 +121,23 @@ import Testing
         }
     }
 
+    @Test("DeviceManagementTest: Set and get new device request, with the number's + as Yona's suite sends it", arguments: TestDatabase.available)
+    func newDeviceRequestWithALiteralPlus(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
+            let number = try #require(richard.json["mobileNumber"] as? String)
+            let path = "/newDeviceRequests/\(number)" // a raw "+", not %2B
+            let set = try await server.request(.PUT, path, headers: richard.headers, json: ["newDeviceRequestPassword": "Temp123"])
+            #expect(set.status == 204, "\(set.text)")
+            let got = try await server.request(.GET, path, headers: [("Yona-NewDeviceRequestPassword", "Temp123")])
+            #expect(got.status == 200 && got.json["yonaPassword"] as? String == richard.password, "\(got.text)")
+            let cleared = try await server.request(.DELETE, path, headers: richard.headers)
+            #expect(cleared.status == 204, "\(cleared.text)")
+            let after = try await server.request(.GET, path)
+            #expect(after.status == 400 && after.errorCode == "error.no.device.request.present", "\(after.text)")
+        }
+    }
+
     @Test(
         "DeviceManagementTest: Richard updates his device firebase instance id; device is updated but not disclosed to Bob",
         arguments: TestDatabase.available)
