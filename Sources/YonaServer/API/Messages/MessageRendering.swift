@@ -99,13 +99,14 @@ extension UserRendering {
         } else {
             nickname = buddy?.nickname ?? payload.sender?.nickname ?? "Yona"
         }
+        // A disclosure response keeps the activity's times only for its `yona:dayDetails`: Yona shows none.
+        let showsTimes = payload.kind != .disclosureResponse
         return MessageDTO(
             type: payload.kind.rawValue, messageId: message.id, nickname: nickname,
             creationTime: YonaDateFormat.timestamp(message.record.creationTime), isRead: message.record.isRead,
             url: payload.url, urlIsExplicitNull: payload.kind == .goalConflict && !aboutMe,
-            // (a disclosure response keeps the activity's times only for its `yona:dayDetails`, as Yona shows none)
-            activityStartTime: payload.kind == .disclosureResponse ? nil : payload.activityStartTime.map(YonaDateFormat.timestamp),
-            activityEndTime: payload.kind == .disclosureResponse ? nil : payload.activityEndTime.map(YonaDateFormat.timestamp),
+            activityStartTime: showsTimes ? payload.activityStartTime.map(YonaDateFormat.timestamp) : nil,
+            activityEndTime: showsTimes ? payload.activityEndTime.map(YonaDateFormat.timestamp) : nil,
             status: payload.status,
             message: MessageTexts.text(of: payload, locale), reason: payload.kind == .buddyDisconnect ? payload.reason : nil,
             change: payload.change, oldName: payload.oldName,

@@ -145,12 +145,14 @@ struct AnalysisService: Sendable {
             // The event as it is (a network event is an instant): a new activity lasts at least a minute, an extended
             // one ends where its latest event ends (Yona's: two visits 4 minutes apart are 4 minutes, not 5).
             let span = ActivitySpan(start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime))
-            let isNew = try await round.activities.merge(
+            let started = try await round.activities.merge(
                 span, key: .init(device: device.id, goal: goalID, app: event.app?.tag ?? ActivityApp.networkTag), app: event.app,
                 user: event.userAnonymizedID, on: tx)
             // A new activity is a new conflict unless any activity of the device on the goal (of any app) lies within
             // 15 minutes of it: Yona raised no second conflict for a session split only by its app.
-            if isNew, isNoGo, try await !round.activities.hasNeighbour(of: span, device: device.id, goal: goalID, on: tx) {
+            if let started, isNoGo,
+                try await !round.activities.hasNeighbour(of: span, besides: started, device: device.id, goal: goalID, on: tx)
+            {
                 raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
             }
         }
@@ -412,34 +414,30 @@ private final class ActivityBook {
     private var byKey: [Key: [UUID]] = [:]
     private var probes: [Key: Probe] = [:]
 
-    /// Records `span` on the device's goal for its app: extends the candidate activity or starts one. Returns whether
-    /// it is new.
-    func merge(_ span: ActivitySpan, key: Key, app: ActivityApp?, user: UUID, on tx: any Database) async throws -> Bool {
+    /// Records `span` on the device's goal for its app: extends the candidate activity or starts one. Returns the id
+    /// of the one it started (nil when it extended one).
+    func merge(_ span: ActivitySpan, key: Key, app: ActivityApp?, user: UUID, on tx: any Database) async throws -> UUID? {
         let from = span.start.addingTimeInterval(-key.gap)
         if needsProbe(key, from: from) { try await probe(key, from: from, on: tx) }
         if let (id, current) = firstKnown(key, from: from), current.start <= span.end.addingTimeInterval(key.gap) {
-            guard span.start < current.start || span.end > current.end else { return false }
+            guard span.start < current.start || span.end > current.end else { return nil }
             known[id]?.span = ActivitySpan(start: min(current.start, span.start), end: max(current.end, span.end))
             known[id]?.changed = true
-            return false
+            return nil
         }
         let id = UUID()
         let lasting = ActivitySpan(start: span.start, end: max(span.end, span.start.addingTimeInterval(AnalysisService.minimumDuration)))
         known[id] = Known(span: lasting, user: user, app: app, key: key, isNew: true, changed: true)
         byKey[key, default: []].append(id)
-        newest = id
-        return true
+        return id
     }
 
-    /// The activity the last `merge` started.
-    private var newest: UUID?
-
-    /// Whether an activity of the device on the goal other than the one the last `merge` started, of any app, lies
-    /// within 15 minutes of `span`: the round's own first (they may have grown), then the store.
-    func hasNeighbour(of span: ActivitySpan, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
+    /// Whether an activity of the device on the goal other than `started` (the one `span` just started), of any app,
+    /// lies within 15 minutes of `span`: the round's own first (they may have grown), then the store.
+    func hasNeighbour(of span: ActivitySpan, besides started: UUID, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
         let from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
         let to = span.end.addingTimeInterval(AnalysisService.mergeGap)
-        for (id, activity) in known where id != newest && activity.key.device == device && activity.key.goal == goal {
+        for (id, activity) in known where id != started && activity.key.device == device && activity.key.goal == goal {
             if activity.span.end >= from, activity.span.start <= to { return true }
         }
         return try await tx.sql.raw(
