@@ -167,20 +167,8 @@ import Testing
             // since then, social a time-zone goal (11:00-12:00) since W-1 Wed 13:55
             var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
             richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
-            let news = try await Self.addGoal(
-                server, richard,
-                [
-                    "@type": "BudgetGoal", "maxDurationMinutes": 0,
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.news)"]],
-                ],
-                at: Self.at(1, 1, 2, 18))
-            let social = try await Self.addGoal(
-                server, richard,
-                [
-                    "@type": "TimeZoneGoal", "zones": ["11:00-12:00"],
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
-                ],
-                at: Self.at(1, 3, 13, 55))
+            let news = try await Self.addGoal(server, richard, Self.budget(server, GoalsTests.news, 0), at: Self.at(1, 1, 2, 18))
+            let social = try await Self.addGoal(server, richard, Self.zones(server, GoalsTests.social, ["11:00-12:00"]), at: Self.at(1, 3, 13, 55))
             richard = try await richard.reload()
             let (newsGoal, socialGoal) = (Self.asRequester(news, richard), Self.asRequester(social, richard))
 
@@ -288,7 +276,7 @@ import Testing
             let weeks = try await Self.get(server, richard.link("yona:weeklyActivityReports"), richard)
             let lastWeek = try #require(Self.items(weeks, "yona:weekActivityOverviews").last)
             let newsWeek = try #require(Self.entry(lastWeek["weekActivities"], goal: current), "\(lastWeek)")
-            let historyID = try #require(YonaAssertions.stripped(history)?.split(separator: "/").last)
+            let historyID = try #require(Self.lastPathSegment(history))
             let weekDays = try #require(newsWeek["dayActivities"] as? [String: [String: Any]])
             #expect((value(weekDays["TUESDAY"], "_links", "yona:dayDetails", "href") as? String)?.hasSuffix(String(historyID)) == true)
             #expect((value(weekDays["THURSDAY"], "_links", "yona:dayDetails", "href") as? String)?.hasSuffix(String(historyID)) == false)
@@ -316,8 +304,7 @@ import Testing
             try await Self.networkActivity(server, bob, "gambling", at: oneMinuteAgo)
 
             // act: Richard follows his buddy's report links
-            let buddies = try await Self.get(server, value(richard.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, richard)
-            let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let buddy = try await Self.firstBuddy(server, richard)
             let days = try await Self.get(server, value(buddy, "_links", "yona:dailyActivityReports", "href") as? String, richard)
 
             // check: from the day they befriended (today), Bob's gambling with its minute, linked through Richard. As
@@ -366,14 +353,8 @@ import Testing
         try await withServer(db) { server in
             var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ")
             richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
-            let social = try await Self.addGoal(
-                server, richard,
-                [
-                    "@type": "TimeZoneGoal", "zones": ["11:00-12:00"],
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
-                ],
-                at: Self.at(1, 3, 13, 55))
-            let socialID = try #require(YonaAssertions.stripped(social)?.split(separator: "/").last)
+            let social = try await Self.addGoal(server, richard, Self.zones(server, GoalsTests.social, ["11:00-12:00"]), at: Self.at(1, 3, 13, 55))
+            let socialID = try #require(Self.lastPathSegment(social))
             let days = try #require(richard.link("yona:dailyActivityReports"))
             let weeks = try #require(richard.link("yona:weeklyActivityReports"))
             for (path, status, code) in [
@@ -425,7 +406,7 @@ import Testing
 
     /// A raw-activities URL of `goal`'s day.
     static func raw(_ app: YonaApp, day: Date, goal: String) throws -> String {
-        let goalID = try #require(YonaAssertions.stripped(goal)?.split(separator: "/").last)
+        let goalID = try #require(Self.lastPathSegment(goal))
         return "\(try #require(YonaAssertions.stripped(app.url)))/activity/days/\(UserCalendar.day(day))/details/\(goalID)/raw/"
     }
 
@@ -454,13 +435,7 @@ import Testing
     }
 
     static func newsBudget(_ server: TestServer, _ app: YonaApp, at time: Date) async throws -> String {
-        try await addGoal(
-            server, app,
-            [
-                "@type": "BudgetGoal", "maxDurationMinutes": 0,
-                "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.news)"]],
-            ],
-            at: time)
+        try await addGoal(server, app, budget(server, GoalsTests.news, 0), at: time)
     }
 
     @Test("ActivityTest: Richard's can see his raw activities; Try get raw activities with an invalid date", arguments: TestDatabase.available)
@@ -498,13 +473,7 @@ import Testing
             var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
             richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
             let news = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
-            let social = try await Self.addGoal(
-                server, richard,
-                [
-                    "@type": "TimeZoneGoal", "zones": ["01:00-12:00"],
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
-                ],
-                at: Self.at(1, 1, 2, 18))
+            let social = try await Self.addGoal(server, richard, Self.zones(server, GoalsTests.social, ["01:00-12:00"]), at: Self.at(1, 1, 2, 18))
             richard = try await richard.reload()
             let second = try await Self.addDevice(server, richard, name: "My second iPhone", operatingSystem: "IOS")
             let t = { (weekday: Int, hour: Int, minute: Int) in Self.at(1, weekday, hour, minute) }
@@ -645,13 +614,7 @@ import Testing
             try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 2, 8, 45), Self.at(1, 2, 9, 10))
             try await Self.appActivity(server, richard, "Facebook", Self.at(1, 2, 9, 35), Self.at(1, 2, 10, 10))
             let social = Self.asRequester(
-                try await Self.addGoal(
-                    server, richard,
-                    [
-                        "@type": "TimeZoneGoal", "zones": ["11:00-12:00"],
-                        "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
-                    ],
-                    at: Self.at(1, 3, 13, 55)), richard)
+                try await Self.addGoal(server, richard, Self.zones(server, GoalsTests.social, ["11:00-12:00"]), at: Self.at(1, 3, 13, 55)), richard)
             try await Self.networkActivity(server, richard, "social", at: Self.at(1, 3, 15, 0))
             try await Self.networkActivity(server, richard, "social", at: Self.at(1, 4, 11, 30))
             richard = try await richard.reload()
@@ -706,13 +669,8 @@ import Testing
             richard = try await Self.date(server, richard, to: Self.at(1, 5, 14, 0))
             try await Self.networkActivity(server, richard, "YouTube", at: Self.at(2, 5, 9, 0))
             let multimedia = Self.asRequester(
-                try await Self.addGoal(
-                    server, richard,
-                    [
-                        "@type": "TimeZoneGoal", "zones": ["20:00-22:00"],
-                        "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
-                    ],
-                    at: Self.at(1, 5, 14, 0)), richard)
+                try await Self.addGoal(server, richard, Self.zones(server, Self.multimediaCategory, ["20:00-22:00"]), at: Self.at(1, 5, 14, 0)),
+                richard)
             try await Self.networkActivity(server, richard, "YouTube", at: Self.at(1, 5, 15, 0))
             try await Self.networkActivity(server, richard, "YouTube", at: Self.at(1, 5, 21, 0))
             richard = try await richard.reload()
@@ -777,13 +735,7 @@ import Testing
                 _ = try await Self.newsBudget(server, richard, at: Date())
                 richard = try await Self.date(server, richard, to: Self.at(1, 1, 2, 18))
                 let social = Self.asRequester(
-                    try await Self.addGoal(
-                        server, richard,
-                        [
-                            "@type": "BudgetGoal", "maxDurationMinutes": budget,
-                            "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(GoalsTests.social)"]],
-                        ],
-                        at: Self.at(1, 1, 2, 18)), richard)
+                    try await Self.addGoal(server, richard, Self.budget(server, GoalsTests.social, budget), at: Self.at(1, 1, 2, 18)), richard)
                 richard = try await richard.reload()
                 // two visits four minutes apart: one activity of 4 minutes (03:20 to 03:24)
                 try await Self.networkActivity(server, richard, "social", at: Self.at(1, 1, 3, 20))
@@ -822,13 +774,7 @@ import Testing
     }
 
     static func timeZoneGoal(_ server: TestServer, _ app: YonaApp, category: String, zones: [String], at time: Date) async throws -> String {
-        try await addGoal(
-            server, app,
-            [
-                "@type": "TimeZoneGoal", "zones": zones,
-                "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(category)"]],
-            ],
-            at: time)
+        try await addGoal(server, app, Self.zones(server, category, zones), at: time)
     }
 
     @Test("ActivityTest: Richard's goals are only included when a buddy has that goal too", arguments: TestDatabase.available)
@@ -869,8 +815,7 @@ import Testing
     func activityTestWithBuddiesAfterTheBuddyLeft(db: TestDatabase) async throws {
         try await withServer(db) { server in
             let (richard, bob) = try await Self.buddies(server)
-            let bobsBuddies = try await Self.get(server, value(bob.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, bob)
-            let entry = try #require((value(bobsBuddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let entry = try await Self.firstBuddy(server, bob)
             let edit = try #require(Self.href(entry, "edit"))
             let removed = try await server.request(
                 .DELETE, "\(edit)\(edit.contains("?") ? "&" : "?")message=Sorry,%20I%20regret%20having%20asked%20you", headers: bob.headers)
@@ -941,30 +886,12 @@ import Testing
             }
             let multimedia = try await Self.timeZoneGoal(server, richard, category: Self.multimediaCategory, zones: ["11:00-12:00"], at: Date())
             #expect(try await readBoth() == [3, 3])
-            let communication = try await Self.addGoal(
-                server, richard,
-                [
-                    "@type": "BudgetGoal", "maxDurationMinutes": 60,
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.communicationCategory)"]],
-                ],
-                at: Date())
+            let communication = try await Self.addGoal(server, richard, Self.budget(server, Self.communicationCategory, 60), at: Date())
             #expect(try await readBoth() == [4, 4])
             richard = try await richard.reload()
-            let zones = try await server.request(
-                .PUT, multimedia, headers: richard.headers,
-                json: [
-                    "@type": "TimeZoneGoal", "zones": ["13:00-14:00"], "creationTime": YonaDateFormat.timestamp(Date()),
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
-                ])
-            #expect(zones.status == 200, "\(zones.text)")
+            try await Self.update(server, richard, multimedia, Self.zones(server, Self.multimediaCategory, ["13:00-14:00"]), at: Date())
             #expect(try await readBoth() == [4, 4], "today shows the version in force at its end: one entry per goal")
-            let budget = try await server.request(
-                .PUT, communication, headers: richard.headers,
-                json: [
-                    "@type": "BudgetGoal", "maxDurationMinutes": 81, "creationTime": YonaDateFormat.timestamp(Date()),
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.communicationCategory)"]],
-                ])
-            #expect(budget.status == 200, "\(budget.text)")
+            try await Self.update(server, richard, communication, Self.budget(server, Self.communicationCategory, 81), at: Date())
             #expect(try await readBoth() == [4, 4])
         }
     }
@@ -975,20 +902,8 @@ import Testing
             var richard = try await YonaApp.add(server, firstName: "Richard", nickname: "RQ", device: Self.iPhone)
             _ = try await Self.newsBudget(server, richard, at: Date())
             richard = try await Self.date(server, richard, to: Self.at(2, 2, 13, 30))
-            let goal = try await Self.addGoal(
-                server, richard,
-                [
-                    "@type": "BudgetGoal", "maxDurationMinutes": 60,
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
-                ],
-                at: Self.at(2, 2, 13, 30))
-            let updated = try await server.request(
-                .PUT, goal, headers: richard.headers,
-                json: [
-                    "@type": "BudgetGoal", "maxDurationMinutes": 81, "creationTime": YonaDateFormat.timestamp(Self.at(1, 1, 18, 30)),
-                    "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.multimediaCategory)"]],
-                ])
-            #expect(updated.status == 200, "\(updated.text)")
+            let goal = try await Self.addGoal(server, richard, Self.budget(server, Self.multimediaCategory, 60), at: Self.at(2, 2, 13, 30))
+            try await Self.update(server, richard, goal, Self.budget(server, Self.multimediaCategory, 81), at: Self.at(1, 1, 18, 30))
             richard = try await richard.reload()
             let versions = richard.goals.filter { (Self.href($0, "yona:activityCategory"))?.hasSuffix(Self.multimediaCategory) == true }
             let beforeSelf = try #require(versions.first { $0["historyItem"] as? Bool == true }.flatMap { Self.href($0, "self") })
@@ -1052,8 +967,7 @@ import Testing
             bob = try await Self.date(server, bob, to: Self.at(1, 3, 11, 5))
             let bobNews = try await Self.newsBudget(server, bob, at: Self.at(1, 3, 11, 5))
             // Richard's relation with Bob dates from last Thursday
-            let buddies = try await Self.get(server, value(richard.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, richard)
-            let entry = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let entry = try await Self.firstBuddy(server, richard)
             let buddySelf = try #require(Self.href(entry, "self"))
             let redated = try await server.request(
                 .PUT, try #require(Self.href(entry, "edit") ?? Self.href(entry, "self")), headers: richard.headers,
@@ -1067,8 +981,8 @@ import Testing
                 value(entry, "_embedded", "yona:user", "_embedded", "yona:goals", "_embedded", "yona:goals") as? [[String: Any]])
             let bobGambling = try #require(
                 bobGoals.first { Self.href($0, "yona:activityCategory")?.hasSuffix(GoalsTests.gambling) == true }.flatMap { Self.href($0, "self") })
-            let bobNewsID = try #require(YonaAssertions.stripped(bobNews)?.split(separator: "/").last)
-            let bobGamblingID = try #require(YonaAssertions.stripped(bobGambling)?.split(separator: "/").last)
+            let bobNewsID = try #require(Self.lastPathSegment(bobNews))
+            let bobGamblingID = try #require(Self.lastPathSegment(bobGambling))
             let days = Self.items(try await Self.get(server, "\(buddySelf)/activity/days/", richard, query: "?size=100"), "yona:dayActivityOverviews")
             #expect(days.count == 4 + Self.currentWeekday)
             let weeks = try await Self.get(server, "\(buddySelf)/activity/weeks/", richard, query: "?size=100")
@@ -1091,7 +1005,7 @@ import Testing
             let own = try #require(YonaAssertions.stripped(richard.url))
             let ownGambling = try #require(
                 richard.goals.first { Self.href($0, "yona:activityCategory")?.hasSuffix(GoalsTests.gambling) == true }.flatMap {
-                    YonaAssertions.stripped(Self.href($0, "self"))?.split(separator: "/").last
+                    Self.lastPathSegment(Self.href($0, "self"))
                 })
             let ownMonday = UserCalendar.day(Self.at(2, 1, 12, 0))
             let bobWednesday = UserCalendar.day(Self.at(1, 3, 12, 0))
@@ -1133,9 +1047,7 @@ import Testing
     /// The id of a goal's earlier version (its history item) and of the goal itself, as the owner's app lists them.
     static func versionIDs(_ app: YonaApp, category: String) -> (before: String?, after: String?) {
         let versions = app.goals.filter { href($0, "yona:activityCategory")?.hasSuffix(category) == true }
-        func id(_ goal: [String: Any]?) -> String? {
-            YonaAssertions.stripped(href(goal, "self")).flatMap { $0.split(separator: "/").last.map(String.init) }
-        }
+        func id(_ goal: [String: Any]?) -> String? { lastPathSegment(href(goal, "self")).map(String.init) }
         return (id(versions.first { $0["historyItem"] as? Bool == true }), id(versions.first { $0["historyItem"] as? Bool != true }))
     }
 
@@ -1156,8 +1068,7 @@ import Testing
         if relationsFromBobsStart {
             // Yona's updateLastStatusChangeTime on both sides: they share from W-2 Thursday 18:00
             for app in [richard, bob] {
-                let buddies = try await Self.get(server, value(app.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, app)
-                let entry = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+                let entry = try await Self.firstBuddy(server, app)
                 let redated = try await server.request(
                     .PUT, try #require(Self.href(entry, "edit") ?? Self.href(entry, "self")), headers: app.headers,
                     json: ["lastStatusChangeTime": YonaDateFormat.timestamp(Self.at(2, 4, 18, 0))])
@@ -1270,8 +1181,7 @@ import Testing
             #expect(saturday["spread"] as? [Int] == Self.spread([82: 2, 83: 15, 84: 1]))
 
             // Bob's, as Richard sees them
-            let buddies = try await Self.get(server, value(richard.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, richard)
-            let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+            let buddy = try await Self.firstBuddy(server, richard)
             let bobWeeks = Self.items(
                 try await Self.get(server, Self.href(buddy, "yona:weeklyActivityReports"), richard, query: "?size=3"), "yona:weekActivityOverviews")
             try #require(bobWeeks.count == 3)
@@ -1327,9 +1237,8 @@ import Testing
             try await Self.networkActivity(server, richard, "news/media", at: Date().addingTimeInterval(-60))
             _ = try await Self.timeZoneGoal(server, richard, category: GoalsTests.social, zones: ["11:00-12:00"], at: Date())
             for (app, goal) in [(bob, richardNews), (richard, bobNews)] {
-                let buddies = try await Self.get(server, value(app.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, app)
-                let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
-                let goalID = try #require(YonaAssertions.stripped(goal)?.split(separator: "/").last)
+                let buddy = try await Self.firstBuddy(server, app)
+                let goalID = try #require(Self.lastPathSegment(goal))
                 let details = try await Self.get(
                     server, "\(try #require(Self.href(buddy, "self")))/activity/days/\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(goalID)", app
                 )
@@ -1412,9 +1321,8 @@ import Testing
             let richardNews = try await Self.newsBudget(server, richard, at: Self.at(1, 1, 2, 18))
             try await Self.appActivity(server, richard, "NU.nl", Self.at(1, 2, 8, 45), Self.at(1, 2, 9, 10))
             // Bob comments on Richard's Tuesday
-            let buddies = try await Self.get(server, value(bob.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, bob)
-            let buddy = try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
-            let goalID = try #require(YonaAssertions.stripped(richardNews)?.split(separator: "/").last)
+            let buddy = try await Self.firstBuddy(server, bob)
+            let goalID = try #require(Self.lastPathSegment(richardNews))
             let details = try await Self.get(
                 server, "\(try #require(Self.href(buddy, "self")))/activity/days/\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(goalID)", bob)
             let commented = try await server.request(
@@ -1437,6 +1345,15 @@ import Testing
             #expect(bobsThread.status != 200 || bobsThread.json["_embedded"] == nil, "\(bobsThread.text)")
         }
     }
+
+    /// The first entry of the app's buddy list, as its buddies link gives it.
+    static func firstBuddy(_ server: TestServer, _ app: YonaApp) async throws -> [String: Any] {
+        let buddies = try await get(server, value(app.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String, app)
+        return try #require((value(buddies, "_embedded", "yona:buddies") as? [[String: Any]])?.first)
+    }
+
+    /// The id at the end of a link's path (its query left off).
+    static func lastPathSegment(_ href: String?) -> Substring? { YonaAssertions.stripped(href)?.split(separator: "/").last }
 
     static let multimediaCategory = "eb7be352-b449-4d30-98fe-3be6ad555b43"
 
