@@ -12,18 +12,10 @@ import Testing
     }
 
     private static func runBlocking(_ arguments: [String], environment: [String: String], in directory: URL?) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = try CrashTests.ServerProcess.executable()
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try ExternalTool.spawnLock.withLock { try process.run() }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("yona-cmd-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let status = try ChildProcess.server(arguments, environment: environment, directory: directory?.path, output: output).wait()
+        return (status, String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self))
     }
 
     @Test func pushTestSendsOneContentFreePushAndPrintsTheAnswer() async throws {
@@ -212,13 +204,7 @@ import Testing
             environment["YONA_PUSH_WORKERS"] = "true"
             environment["YONA_PORT"] = String(port)
             // act
-            let process = Process()
-            process.executableURL = try CrashTests.ServerProcess.executable()
-            process.arguments = ["serve", "--workers-only"]
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try ExternalTool.spawnLock.withLock { try process.run() }
+            let process = try ChildProcess.server(["serve", "--workers-only"], environment: environment)
             var sent = 0
             for _ in 0..<300 where sent == 0 {
                 try await Task.sleep(for: .milliseconds(100))
@@ -228,9 +214,8 @@ import Testing
             // check: delivered, no HTTP port, and a clean stop on SIGTERM
             #expect(sent == 1)
             #expect((try? await TestServerProbe.status("http://127.0.0.1:\(port)/health")) == nil, "workers-only must not listen")
-            process.terminate()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            process.signal(SIGTERM)
+            #expect(try await ExternalTool.detached { process.wait() } == 0)
         }
     }
 }

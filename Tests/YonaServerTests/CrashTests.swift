@@ -6,32 +6,9 @@ import Testing
 /// push.md "A crash or restart loses nothing": the real `yona-server` executable is killed with SIGKILL while
 /// Firebase hangs, then restarted; the claimed push is sent again after its lease, exactly once.
 @Suite struct CrashTests {
-    final class ServerProcess {
-        let process = Process()
-
-        /// The `yona-server` that `swift build --build-tests` put next to the test bundle.
-        static func executable() throws -> URL {
-            let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent("yona-server") }
-            guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-                throw TestSetupError(description: "yona-server executable not found next to the test bundle")
-            }
-            return executable
-        }
-
-        init(environment: [String: String], output: FileHandle? = nil) throws {
-            process.executableURL = try Self.executable()
-            process.arguments = ["serve"]
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = output ?? FileHandle.nullDevice
-            process.standardError = output ?? FileHandle.nullDevice
-            try ExternalTool.spawnLock.withLock { try process.run() }
-        }
-
-        func kill9() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+    /// `yona-server serve` as its own process, its output dropped.
+    static func server(environment: [String: String]) throws -> ChildProcess {
+        try ChildProcess.server(["serve"], environment: environment)
     }
 
     static func waitUntilHealthy(_ base: String) async throws {
@@ -56,7 +33,7 @@ import Testing
             "YONA_FCM_ENDPOINT": emulator.baseURL, "YONA_PUSH_LEASE_SECONDS": "2", "YONA_LOG_LEVEL": "warning",
             "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
         ]
-        var server = try ServerProcess(environment: environment)
+        var server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
         let client = TestServerProbe(baseURL: base)
 
@@ -74,7 +51,7 @@ import Testing
         server.kill9()
         emulator.setHanging(false)
         #expect(emulator.messages(to: "ok-crash").isEmpty)
-        server = try ServerProcess(environment: environment)
+        server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
 
         // check: after the lease the push goes out, once
@@ -100,7 +77,7 @@ import Testing
             "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
             "YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": gateway.url, "YONA_PUBLIC_BASE_URL": base, "YONA_PUSH_LEASE_SECONDS": "2",
         ]
-        var server = try ServerProcess(environment: environment)
+        var server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
 
         // a new account's confirmation code is on its way when the gateway stops answering
@@ -117,7 +94,7 @@ import Testing
         server.kill9()
         _ = await creating.value
         gateway.hang.withLockedValue { $0 = false }
-        server = try ServerProcess(environment: environment)
+        server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
 
         // check: after the lease the text goes out, once (waiting up to 30 s: the whole suite shares two cores, and

@@ -14,20 +14,14 @@ import Testing
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
             try? FileManager.default.removeItem(at: logFile)
         }
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let output = try FileHandle(forWritingTo: logFile)
         let port = try TestServerProbe.freePort()
-        let process = Process()
-        process.executableURL = try CrashTests.ServerProcess.executable()
-        process.arguments = ["serve"]
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "trace",
-            "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192", "YONA_PUSH_POLL_INTERVAL": "0.1",
-        ]) { $1 }
-        process.standardOutput = output
-        process.standardError = output
-        try ExternalTool.spawnLock.withLock { try process.run() }
+        let process = try ChildProcess.server(
+            ["serve"],
+            environment: [
+                "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+                "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "trace",
+                "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192", "YONA_PUSH_POLL_INTERVAL": "0.1",
+            ], output: logFile.path)
         let base = "http://127.0.0.1:\(port)"
         try await CrashTests.waitUntilHealthy(base)
         let server = TestServerProbe(baseURL: base)
@@ -111,9 +105,8 @@ import Testing
         try await Task.sleep(for: .seconds(1)) // the workers send what was queued
 
         // check: the log is real and holds none of it
-        process.terminate()
-        process.waitUntilExit()
-        try output.close()
+        process.signal(SIGTERM)
+        _ = try await ExternalTool.detached { process.wait() }
         let log = try String(contentsOf: logFile, encoding: .utf8)
         #expect(log.contains("POST /users 201"), "the access log should be in the capture")
         #expect(log.contains("push"), "the push workers should have logged")

@@ -14,33 +14,22 @@ import Testing
 @Suite struct ProcessModelTests {
     /// The real executable, its whole output in a file.
     final class LoggedProcess {
-        let process = Process()
+        let process: ChildProcess
         let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("yona-process-\(UUID().uuidString).log")
-        private let output: FileHandle
 
         init(_ arguments: [String], environment: [String: String]) throws {
-            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-            output = try FileHandle(forWritingTo: logFile)
-            process.executableURL = try CrashTests.ServerProcess.executable()
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = output
-            process.standardError = output
-            try ExternalTool.spawnLock.withLock { try process.run() }
+            process = try ChildProcess.server(arguments, environment: environment, output: logFile.path)
         }
 
         var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
         /// Waits up to `seconds` for the process to end; returns its status, or nil if it still runs.
         func exitStatus(within seconds: Double) async throws -> Int32? {
-            for _ in 0..<Int(seconds * 10) where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-            return process.isRunning ? nil : process.terminationStatus
+            try await process.exitCode(within: seconds)
         }
 
         func stop() {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            try? output.close()
+            process.kill9()
             try? FileManager.default.removeItem(at: logFile)
         }
     }
@@ -122,7 +111,7 @@ import Testing
         #expect(metrics.text.contains("yona_background_job_last_success_timestamp_seconds{job=\"push-outbox\"}"))
 
         // SIGTERM stops it cleanly; every line it wrote is one JSON object with a level and a message
-        kill(server.process.processIdentifier, SIGTERM)
+        server.process.signal(SIGTERM)
         #expect(try await server.exitStatus(within: 30) == 0)
         let lines = server.log.split(separator: "\n")
         #expect(lines.count > 5)
@@ -157,7 +146,7 @@ import Testing
         try #require(emulator.hungRequests == 1, "the worker is in a round, waiting on Firebase")
 
         // act: SIGTERM mid-round
-        kill(server.process.processIdentifier, SIGTERM)
+        server.process.signal(SIGTERM)
 
         // check: the public listener closes at once, the process waits for the round, which then finishes
         try await Task.sleep(for: .seconds(1))

@@ -121,20 +121,15 @@ enum OpenAPISchema {
     static func violation(of body: Data, as name: String) throws -> String? {
         let compact = try JSONSerialization.data(withJSONObject: try JSONSerialization.jsonObject(with: body))
         let script = JSONSchema.projectRoot.appendingPathComponent("scripts/lib/openapi-schema-check.py").path
-        let input = Pipe()
-        let output = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, JSONSchema.projectRoot.appendingPathComponent("openapi.yaml").path]
-        process.standardInput = input
-        process.standardOutput = output
-        try ExternalTool.spawnLock.withLock { try process.run() }
-        input.fileHandleForWriting.write(Data("\(name)\t".utf8) + compact + Data("\n".utf8))
-        try input.fileHandleForWriting.close()
-        let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("yona-schema-\(UUID().uuidString)").path
+        defer { for suffix in [".in", ".out"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
+        try (Data("\(name)\t".utf8) + compact + Data("\n".utf8)).write(to: URL(fileURLWithPath: base + ".in"))
+        let status = try ChildProcess(
+            "python3", [script, JSONSchema.projectRoot.appendingPathComponent("openapi.yaml").path], input: base + ".in", output: base + ".out"
+        ).wait()
+        let answer = String(decoding: FileManager.default.contents(atPath: base + ".out") ?? Data(), as: UTF8.self)
         let line = answer.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0 else { throw TestSetupError(description: "openapi-schema-check failed: \(line)") }
+        guard status == 0 else { throw TestSetupError(description: "openapi-schema-check failed: \(line)") }
         return line == "ok" ? nil : line
     }
 }

@@ -222,57 +222,11 @@ enum PostgresAdmin {
 
 /// The command-line tools tests drive (psql, pg_dump, openssl), found on the PATH.
 enum ExternalTool {
-    /// Every spawn of the test process goes through this lock: Foundation's `Process.run` is not safe to call from
-    /// several threads at once (it crashed in memcpy when parallel tests spawned tools and servers).
-    static let spawnLock = NSLock()
-
-    /// Starts a daemon that forks itself into the background (slapd) and waits for the starting process only.
-    /// Foundation's `Process` cannot do this: the forked daemon inherits the pipes it reads to their end, and it
-    /// did not reap the starting process either. So: posix_spawn with /dev/null for 0-2, every other descriptor
-    /// marked close-on-exec first (the daemon must keep none of the tests' pipes and sockets), and waitpid.
+    /// Starts a daemon that forks itself into the background (slapd) and waits for the starting process only: the
+    /// daemon keeps none of the tests' pipes and sockets (`ChildProcess` spawns with every other descriptor closed).
     static func daemon(_ path: String, _ arguments: [String]) throws {
-        let status = try spawnAndWait(path, arguments, stdout: "/dev/null", stderr: "/dev/null")
+        let status = try ChildProcess(path, arguments).wait()
         guard status == 0 else { throw TestSetupError(description: "\(path) exited with status \(status)") }
-    }
-
-    /// Spawns `path` (looked up in `PATH` when it has no slash) with stdin from /dev/null and its output into the
-    /// two files, and waits for it; returns its wait status. posix_spawn, not Foundation's `Process`: `Process.run`
-    /// crashed in memcpy now and then with many parallel tests, even one spawn at a time.
-    private static func spawnAndWait(_ path: String, _ arguments: [String], stdout: String, stderr: String) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        // The test process's threads block signals (SIGTERM among them); a child inherits that mask, so give it a
-        // clean one with the default actions, or a daemon cannot be stopped.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let spawned = spawnLock.withLock {
-            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            for fd in open.compactMap({ Int32($0) }) where fd > 2 {
-                let flags = fcntl(fd, F_GETFD)
-                if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
-            }
-            return posix_spawnp(&pid, path, &actions, &attributes, argv, environ)
-        }
-        guard spawned == 0 else { throw TestSetupError(description: "\(path) did not start: \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        return status
     }
 
     /// Runs blocking work (a child process waited for, a tool, a poll) on a thread of its own. Swift's cooperative
@@ -288,7 +242,7 @@ enum ExternalTool {
     static func run(_ name: String, _ arguments: [String]) throws -> Data {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("yona-tool-\(UUID().uuidString)").path
         defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
-        let status = try spawnAndWait(name, arguments, stdout: base + ".out", stderr: base + ".err")
+        let status = try ChildProcess(name, arguments, output: base + ".out", errors: base + ".err").wait()
         let data = FileManager.default.contents(atPath: base + ".out") ?? Data()
         guard status == 0 else {
             let errors = FileManager.default.contents(atPath: base + ".err") ?? Data()
