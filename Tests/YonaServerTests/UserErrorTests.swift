@@ -152,6 +152,43 @@ import Testing
         }
     }
 
+    /// The race the attack above once won on PostgreSQL, played in order: a guess reads the code, the right code
+    /// confirms (clearing the code and the count), and only then does the guess reserve its try. It must find the
+    /// code gone, not a fresh count to spend against a code that no longer exists.
+    @Test(arguments: TestDatabase.available)
+    func aGuessThatReadTheCodeBeforeTheRightOneConfirmedIsNotCounted(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: a guess has read the stored code; then the right code confirms
+            let user = try await server.createUser(confirm: false)
+            let id = try #require(UUID(uuidString: user.id))
+            let readByTheGuess = try #require(try await User.find(id, on: server.app.db)?.confirmationCode)
+            let wrong = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader, json: ["code": "9999"])
+            #expect(wrong.json["remainingAttempts"] as? Int == 4)
+            let right = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader, json: ["code": "1234"])
+            #expect(right.status == 200, "\(right.text)")
+            // act: the guess reserves its try
+            let reservation = try await User.reserveAttempt(.confirmation, of: id, code: readByTheGuess, limit: 5, on: server.app.db)
+            // check: nothing reserved, nothing counted
+            #expect(reservation == .codeGone)
+            #expect(try await User.find(id, on: server.app.db)?.confirmationFailedAttempts == 0)
+        }
+    }
+
+    /// A try against the code still stored but after five wrong ones finds no try left.
+    @Test(arguments: TestDatabase.available)
+    func aReservationAfterFiveWrongCodesFindsNoneLeft(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let user = try await server.createUser(confirm: false)
+            let id = try #require(UUID(uuidString: user.id))
+            for _ in 0..<5 {
+                _ = try await server.request(.POST, "\(user.path)/confirmMobileNumber", headers: user.passwordHeader, json: ["code": "9999"])
+            }
+            let stored = try #require(try await User.find(id, on: server.app.db)?.confirmationCode)
+            #expect(try await User.reserveAttempt(.confirmation, of: id, code: stored, limit: 5, on: server.app.db) == .exhausted)
+            #expect(try await User.reserveAttempt(.confirmation, of: id, code: stored, limit: 6, on: server.app.db) == .reserved(6))
+        }
+    }
+
     /// issue 13, attack 1: five wrong guesses, then the number switched away and back for a fresh code and a fresh
     /// count. The count stays with the account, and every guess and text counts against the number's allowance.
     @Test(arguments: TestDatabase.available)

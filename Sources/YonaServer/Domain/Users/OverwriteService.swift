@@ -33,8 +33,8 @@ struct OverwriteService: Sendable {
         await afterCommit()
     }
 
-    /// Checks the code and replaces the number's account by a new, confirmed one. Five wrong codes destroy
-    /// the code (counted atomically, so parallel guesses get no more).
+    /// Checks the code and replaces the number's account by a new, confirmed one. After five wrong codes
+    /// no code matches (counted atomically, so parallel guesses get no more) until a new one is requested.
     func overwrite(with new: NewUser, code: String, now: Date = Date()) async throws -> (UnlockedUser, YonaPassword) {
         guard let old = try await User.query(on: db).filter(\.$mobileNumber == new.mobileNumber.value).first(),
             let stored = old.overwriteCodeHash, let requestedAt = old.overwriteRequestedAt,
@@ -44,8 +44,11 @@ struct OverwriteService: Sendable {
         }
         let oldID = old.id!
         // The try is counted before the code is compared, so a right code cannot slip in after the lockout.
-        guard let tries = try await User.reserveAttempt(.overwrite, of: oldID, limit: Self.maxFailedAttempts, on: db) else {
-            throw YonaError(.tooManyFailedOverwriteAttempts)
+        let tries: Int
+        switch try await User.reserveAttempt(.overwrite, of: oldID, code: stored, limit: Self.maxFailedAttempts, on: db) {
+        case .reserved(let count): tries = count
+        case .exhausted: throw YonaError(.tooManyFailedOverwriteAttempts)
+        case .codeGone: throw YonaError(.overwriteCodeNotSet)
         }
         guard SecretMemory.constantTimeEquals(Array(users.recovery.hashOverwriteCode(code, userID: oldID)), Array(stored)) else {
             throw YonaError(.overwriteCodeMismatch, remainingAttempts: Self.maxFailedAttempts - tries)

@@ -53,8 +53,11 @@ struct PinResetService: Sendable {
     func verify(_ user: UnlockedUser, code: String, now: Date = Date()) async throws {
         let state = Self.state(of: user, now: now)
         guard state != .none, let stored = user.record.pinResetCode else { throw YonaError(.pinResetCodeNotSet) }
-        guard let tries = try await User.reserveAttempt(.pinReset, of: user.id, limit: Self.maxAttempts, on: users.db) else {
-            throw YonaError(.tooManyFailedPinResetAttempts)
+        let tries: Int
+        switch try await User.reserveAttempt(.pinReset, of: user.id, code: stored, limit: Self.maxAttempts, on: users.db) {
+        case .reserved(let count): tries = count
+        case .exhausted: throw YonaError(.tooManyFailedPinResetAttempts)
+        case .codeGone: throw YonaError(.pinResetCodeNotSet)
         }
         let expected = try user.key.open(EncryptedBlob(bytes: Array(stored)), field: Self.codeField, recordID: user.id)
         guard state == .ready, SecretMemory.constantTimeEquals(expected, Array(code.utf8)) else {

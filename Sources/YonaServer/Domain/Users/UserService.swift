@@ -167,8 +167,11 @@ struct UserService: Sendable {
     func confirmMobileNumber(_ user: UnlockedUser, code: String) async throws -> UnlockedUser {
         guard !user.isConfirmed, let stored = user.record.confirmationCode else { throw YonaError(.confirmationCodeNotSet) }
         // The try is counted before the code is compared, so a right code cannot slip in after the lockout.
-        guard let tries = try await User.reserveAttempt(.confirmation, of: user.id, limit: Self.maxConfirmationAttempts, on: db) else {
-            throw YonaError(.tooManyFailedConfirmationAttempts)
+        let tries: Int
+        switch try await User.reserveAttempt(.confirmation, of: user.id, code: stored, limit: Self.maxConfirmationAttempts, on: db) {
+        case .reserved(let count): tries = count
+        case .exhausted: throw YonaError(.tooManyFailedConfirmationAttempts)
+        case .codeGone: throw YonaError(.confirmationCodeNotSet)
         }
         let expected = try user.key.open(EncryptedBlob(bytes: Array(stored)), field: Self.confirmationCodeField, recordID: user.id)
         guard SecretMemory.constantTimeEquals(expected, Array(code.utf8)) else {
