@@ -44,10 +44,19 @@ let package = Package(
             name: "YonaCrypto",
             dependencies: ["CSodium", "CLibCrypto"]
         ),
+        // The store: Fluent models, migrations and the database plumbing; nothing above it (no Vapor, no domain).
+        .target(
+            name: "YonaStore",
+            dependencies: [
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+            ]
+        ),
         .target(
             name: "YonaServer",
             dependencies: [
                 "YonaCrypto",
+                "YonaStore",
                 "CGD",
                 "CLDAP",
                 .product(name: "Vapor", package: "vapor"),
@@ -76,6 +85,7 @@ let package = Package(
             name: "YonaServerTests",
             dependencies: [
                 "YonaServer",
+                "YonaStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -5,6 +5,7 @@ import FluentSQLiteDriver
 import Foundation
 import NIOPosix
 import Vapor
+import YonaStore
 
 /// Wires the application exactly as production runs it; the tests call this too. Nothing here starts running:
 /// the listeners and the background jobs are services that `serve` and `workers` run (`Commands/`). A one-off

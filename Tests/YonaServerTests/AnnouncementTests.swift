@@ -4,6 +4,7 @@ import Testing
 import YonaCrypto
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "Admin API": system announcements with translations and an expiry, fanned out through the outbox.
 @Suite struct AnnouncementTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "Buddies" and the confidential copy of a goal conflict, with disclosure.
 @Suite struct BuddyTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// operations.md "Executable": the operator's commands, run as the real executable.
 @Suite struct CommandTests {

@@ -3,6 +3,7 @@ import NIOCore
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Writers of every kind at once on one store: the classifier's events, the app renaming its device, new
 /// accounts, message reads that move the named inbox, and the push workers. None of them may be refused

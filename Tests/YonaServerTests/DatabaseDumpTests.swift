@@ -4,6 +4,7 @@ import SQLKit
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// privacy.md "The split store": a full copy of the database, without passwords, must not tell who anyone
 /// is beyond the mobile number, nor join a number to its anonymized part.

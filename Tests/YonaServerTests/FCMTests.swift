@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// push.md "Firebase Cloud Messaging, HTTP v1": the production client against the local emulator, over real HTTP.
 @Suite struct FCMTests {

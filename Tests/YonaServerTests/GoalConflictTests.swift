@@ -5,6 +5,7 @@ import SQLKit
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "The analyzer API" and "Messages": a visit to a danger zone raises a goal conflict.
 @Suite struct GoalConflictTests {

@@ -3,6 +3,7 @@ import NIOHTTP1
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "Activity categories and goals".
 @Suite struct GoalsTests {

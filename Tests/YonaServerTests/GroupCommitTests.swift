@@ -5,6 +5,7 @@ import Testing
 import Vapor
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// The group commit under the analyzer API: callers that arrive while a round runs share the next round, each gets
 /// its own answer, and one caller's bad item never fails the others.

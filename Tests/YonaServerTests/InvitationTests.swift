@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "Buddies": an invitee without an account gets one "created on buddy request", an invitation
 /// with a link carrying a temporary password, and takes the account over from the app.

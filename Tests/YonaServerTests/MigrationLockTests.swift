@@ -4,6 +4,7 @@ import Testing
 import Vapor
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// issue 16: N instances can start at once on one fresh PostgreSQL; migrations take turns under an advisory lock.
 @Suite struct MigrationLockTests {

@@ -3,6 +3,7 @@ import NIOHTTP1
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "New-device requests": every step and every error code of the OTP flow.
 @Suite struct NewDeviceRequestTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Lost-phone recovery (api.md "Admin API", "Users"): an SMS code, then a fresh confirmed account; the old
 /// account's buddies are disconnected and its anonymized part is deleted.

@@ -7,6 +7,7 @@ import ServiceLifecycle
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// issue 16, operations.md: the process model. `serve` is one `ServiceGroup` (the listeners and each background
 /// job a service); the internal listener keeps the analyzer and admin APIs and `/metrics` off the public port;

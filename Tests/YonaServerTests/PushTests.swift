@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// push.md "The payload" and "The delivery pipeline", with the embedded `log` provider.
 @Suite struct PushTests {

@@ -4,6 +4,7 @@ import Testing
 import Vapor
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// operations.md "Configuration" (`YONA_SMS_PROVIDER=http`): texts go to an HTTP gateway, here a local one
 /// that records what it gets and refuses numbers ending in 99.

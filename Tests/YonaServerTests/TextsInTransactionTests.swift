@@ -4,6 +4,7 @@ import SQLKit
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Issue 13: a text is queued in the transaction of the change that causes it, so the two exist together or not at
 /// all. The fault is injected where a crash would strike: the text outbox refuses rows. Before, the change

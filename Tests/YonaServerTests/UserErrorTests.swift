@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "Errors": every user-related row of the table, with its status and code.
 @Suite struct UserErrorTests {

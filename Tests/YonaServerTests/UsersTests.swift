@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// api.md "Users": the happy paths, in the Yona wire format.
 @Suite struct UsersTests {

@@ -4,6 +4,7 @@ import Testing
 import YonaCrypto
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Issue 15, VPN accounts: every device has an account in a real OpenLDAP directory (a throwaway `slapd`), made
 /// and removed with the device through a durable outbox, whose password the directory checks on a bind as the

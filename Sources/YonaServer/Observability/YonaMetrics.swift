@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Prometheus
+import YonaStore
 
 /// The server's Prometheus metrics (operations.md "Observability", push.md "Metrics"). One registry per
 /// application, so tests that run many applications in one process do not share counters.

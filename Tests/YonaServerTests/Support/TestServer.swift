@@ -7,6 +7,7 @@ import Testing
 import Vapor
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// The databases every store-touching test runs on. PostgreSQL joins when `scripts/test` has started one
 /// (`YONA_TEST_POSTGRES_URL`); with `YONA_TEST_REQUIRE_POSTGRES=1` its absence fails the run instead of

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Yona's `ActivityTest.groovy`, feature by feature: the day and week reports the apps open on, driven the way the
 /// apps and the classifier drive them (app activity on the device's link, network activity on the analyzer API).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// What Yona's own integration tests assert about every user and device document (their
 /// `CommonAssertions.groovy`), restated as checks on the JSON an app receives. The Yona apps read exactly this.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Yona's buddy and message features (`BasicBuddyTest`, `MessagingTest`, `DisclosureTest`, `UpdateBuddyUserInfoTest`,
 /// `RemoveUserTest`, `DeviceManagementTest`, `EditGoalsTest`), walked with the links the apps hold, on SQLite and

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Yona's `UserPhotoTest`: upload (PNG, GIF, JPEG, BMP, all served back as PNG), the 128 KB limit, download
 /// without a password, replace and delete (the old photo still downloads), the photo on the buddy's user and in

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaServer
+@testable import YonaStore
 
 /// Yona's `VpnConnectionStatusEventTest`: the app reports its VPN up or down through the requesting device's
 /// `yona:postVpnStatusEvent` link; the device and the buddy's view of it show `vpnConnected`; each change (never a

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaStore
 
 /// The analyzer API (internal token): what the network classifier reports.
 enum AnalysisController {

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaStore
 
 /// `/users/{u}/devices/...`: the owner's devices, the Instance ID the app sends, app-opened events, and
 /// registering a new device with the one-time password.

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Vapor
+import YonaStore
 
 /// `GET /activityCategories/...`: public, localized.
 enum ActivityCategoriesController {

@@ -2,6 +2,7 @@ import AsyncKit
 import Foundation
 import SQLiteNIO
 import Vapor
+import YonaStore
 
 /// The one place where an error becomes a response: `{"code","message","correlationId"}` with the
 /// contract's status. Nothing internal reaches the body.

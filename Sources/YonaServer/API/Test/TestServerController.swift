@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import Vapor
+import YonaStore
 
 /// Test-server endpoints (`YONA_TEST_SERVER=true` only; absent otherwise).
 enum TestServerController {

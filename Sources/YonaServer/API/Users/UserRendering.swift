@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaStore
 
 /// Builds the own-user HAL document the apps expect.
 struct UserRendering {

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Fixed-window counters in the database, so a limit holds across every instance sharing it.
 /// Buckets are stored as hashes keyed with a server secret: the table never holds a mobile number or a client

@@ -1,5 +1,6 @@
 import Foundation
 import YonaCrypto
+import YonaStore
 
 /// The app an activity was measured in (app activity the phone reports; network activity has none), as an activity
 /// row keeps it without saying which app it was:
@@ -14,7 +15,7 @@ struct ActivityApp: Sendable, Equatable {
     let inboxPublicKey: [UInt8]
 
     /// The tag of network activity, which has no app.
-    static let networkTag = ""
+    static let networkTag = Activity.networkAppTag
 
     init(name: String, inboxSecretKey: Data) throws {
         let inbox = BoxKeyPair(secretKey: try SymmetricKey(bytes: Array(inboxSecretKey)))

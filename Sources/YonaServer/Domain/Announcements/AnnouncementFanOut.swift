@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Turns announcements into messages and pushes. A new announcement's recipient snapshot (every anonymized user
 /// at that moment) is taken here, not in the `POST`. The snapshot is then delivered one batch per transaction: a
@@ -10,7 +11,7 @@ import YonaCrypto
 /// `MessageWriter.write`), so a crash loses or repeats nothing; on PostgreSQL `SKIP LOCKED` lets several instances
 /// share the work. A batch's payloads are sealed on a thread of `threadPool`, off the threads that answer requests.
 struct AnnouncementFanOut: Sendable {
-    static let recipientsTable = "system_announcement_recipients"
+    static let recipientsTable = SystemAnnouncement.recipientsTable
 
     let db: any Database
     let skipLocked: Bool

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// System announcements (api.md "Admin API"). Posting one stores it, and nothing else: the push workers take the
 /// snapshot of the anonymized users that exist then (normally within a poll interval of the `POST`) and turn it into

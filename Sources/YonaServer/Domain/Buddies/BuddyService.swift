@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Buddy relations: requests and responses travel as sealed direct messages between identities; the
 /// anonymized halves (`buddies_anonymized`) let goal-conflict copies flow without anyone's secret.

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Logging
+import YonaStore
 
 /// privacy.md "What leaves the server": a direct message between identities (a buddy request, its answer, a
 /// disconnect) cannot reach the recipient's devices, which live on the anonymized side, so the recipient's

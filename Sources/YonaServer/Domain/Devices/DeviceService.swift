@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import SQLKit
+import YonaStore
 
 /// A user's devices: the name and link in the encrypted private data, everything a push or the classifier
 /// needs on the anonymized row.

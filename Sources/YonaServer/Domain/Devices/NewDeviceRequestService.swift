@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// The one-time-password flow by which a new phone joins: the existing phone leaves the Yona password
 /// encrypted under Argon2id(OTP); the new phone proves the OTP and gets the password back. Five wrong

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import SQLKit
+import YonaStore
 
 /// Goals live on the anonymized side; the user reaches them through the anonymized id in the private data.
 struct GoalService: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import YonaStore
 
 /// What a goal asks of its user, checked with Yona's rules and codes.
 enum GoalSpec: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import YonaStore
 
 /// What a message says, as sealed to its recipient's inbox. It carries its own id so a sealed payload
 /// moved to another row is refused.

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import YonaStore
 
 /// An opened message with the facts its rendering needs.
 struct OpenedMessage: Sendable {

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// The one way a message comes to exist: sealed to the recipient's anonymous inbox and, in the same
 /// transaction, a push queued for each of the recipient's devices that has an Instance ID.

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import YonaStore
 
 /// Comments on a buddy's day or week of a goal, and the replies to them (Yona's `ActivityCommentMessage`). Every
 /// comment is a pair: the copy for the other person (pushed) and the sender's own copy (not pushed, listed only with

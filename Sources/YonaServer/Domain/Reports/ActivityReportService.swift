@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import SQLKit
+import YonaStore
 
 /// Yona's activity reports of one anonymized user (their own, or a buddy's as the buddy shares them): per day and
 /// per week, per goal version, computed from the activities of just the days asked for, so a report costs the

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// One text or e-mail as it waits in the outbox (sealed, see `PendingText`).
 enum OutgoingText: Codable, Sendable, Equatable {

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Users "created on buddy request". A buddy names a number that has no account; the server makes the
 /// account with its Yona password (as Yona does), keeps that password sealed under Argon2id(temporary password),

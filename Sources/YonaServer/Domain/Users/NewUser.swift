@@ -1,4 +1,5 @@
 import Foundation
+import YonaStore
 
 /// Operating systems a device can report; `UNKNOWN` only for the default device made without device fields.
 enum OperatingSystem: String, Codable, Sendable {

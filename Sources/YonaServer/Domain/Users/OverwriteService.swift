@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Lost-phone recovery (api.md "Admin API", Yona's overwrite): an SMS code to the number, then a fresh,
 /// confirmed account in place of the old one. The old password is gone, so the old account is removed

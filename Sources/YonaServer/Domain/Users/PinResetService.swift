@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Yona's pin reset: a user who forgot the app's PIN asks for a reset; after a delay (a day in production, so whoever
 /// holds the phone for a moment cannot do it) a code is texted to the number, and the app verifies it. The code is

@@ -1,5 +1,6 @@
 import Foundation
 import YonaCrypto
+import YonaStore
 
 /// A user whose private part has been decrypted with the password of the current request.
 /// It lives for that request only.

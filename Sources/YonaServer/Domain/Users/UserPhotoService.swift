@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import YonaCrypto
+import YonaStore
 
 /// Profile photos as Yona's apps use them: the owner sets or removes one; anyone holding a photo's link (the owner,
 /// the buddies it was announced to, the readers of the owner's messages) downloads it without a password. Here the

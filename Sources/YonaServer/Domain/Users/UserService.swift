@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// Creating, unlocking, confirming, changing and deleting users. Plain domain logic over the store;
 /// it knows nothing of HTTP. A user row is never `save`d after creation: each change writes only its

@@ -4,6 +4,7 @@ import Logging
 import NIOPosix
 import SQLKit
 import YonaCrypto
+import YonaStore
 
 /// A device's VPN login: `<userAnonymizedId>$<deviceIndex>`, the account's name in the directory and what the
 /// network classifier reports the device's events under.
