@@ -52,11 +52,25 @@ let package = Package(
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
             ]
         ),
+        // The domain: services, keys and rules in plain Swift over the store; no Vapor, no HTTP.
+        .target(
+            name: "YonaDomain",
+            dependencies: [
+                "YonaCrypto",
+                "YonaStore",
+                "CGD",
+                "CLDAP",
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .target(
             name: "YonaServer",
             dependencies: [
                 "YonaCrypto",
                 "YonaStore",
+                "YonaDomain",
                 "CGD",
                 "CLDAP",
                 .product(name: "Vapor", package: "vapor"),
@@ -86,6 +100,7 @@ let package = Package(
             dependencies: [
                 "YonaServer",
                 "YonaStore",
+                "YonaDomain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

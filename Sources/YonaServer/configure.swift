@@ -5,6 +5,7 @@ import FluentSQLiteDriver
 import Foundation
 import NIOPosix
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// Wires the application exactly as production runs it; the tests call this too. Nothing here starts running:

@@ -2,6 +2,7 @@ import Foundation
 import SQLiteNIO
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// api.md "Conventions" and the request-level rows of "Errors": bad input is a 4xx with a body, never a 500.

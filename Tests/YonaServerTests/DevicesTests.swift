@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// api.md "Devices": the owner's devices, the Instance ID the app sends, openApp.

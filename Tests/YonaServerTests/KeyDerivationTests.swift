@@ -4,6 +4,7 @@ import NIOPosix
 import Testing
 import YonaCrypto
 
+@testable import YonaDomain
 @testable import YonaServer
 
 @Suite struct KeyDerivationTests {

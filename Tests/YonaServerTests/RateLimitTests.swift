@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// privacy.md "Abuse limits": per-client and per-number limits, in the database, behind trusted proxies.

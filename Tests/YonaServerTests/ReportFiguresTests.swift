@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// The arithmetic of Yona's reports, checked against the examples of Yona's own unit tests (`DayActivityTest`,

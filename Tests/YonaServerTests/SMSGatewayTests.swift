@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import Testing
 import Vapor
 
+@testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import ServiceLifecycle
 import Vapor
+import YonaDomain
 
 /// The server's HTTP listeners as one `Service`: the public one (the app API) and, when `YONA_INTERNAL_PORT` is
 /// set, the internal one (the analyzer and admin APIs and `/metrics`), as Yona ran them on ports of their own.

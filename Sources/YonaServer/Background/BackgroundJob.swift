@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import YonaDomain
 
 /// One background job of `serve` or `workers` (the push outbox, the announcement fan-out, a purge), run as a
 /// `Service` of the process's `ServiceGroup`. A round that fails is logged with its cause and counted

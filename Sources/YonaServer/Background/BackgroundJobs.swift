@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 extension Application {
     /// The background jobs of `serve` and `workers`, each a `Service` (docs/architecture.md "Process model").

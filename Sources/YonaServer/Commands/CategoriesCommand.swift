@@ -2,6 +2,7 @@ import ArgumentParser
 import Fluent
 import Foundation
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// `yona-server categories import FILE`: loads activity categories from a JSON array in the admin API's

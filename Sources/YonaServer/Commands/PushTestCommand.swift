@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `yona-server push-test --instance-id T`: one content-free push through the configured provider, and
 /// what the provider answered (the operator's "does my Firebase set-up work" check).

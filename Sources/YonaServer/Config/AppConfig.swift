@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import YonaCrypto
+import YonaDomain
 
 /// Everything the server reads from its environment, validated once at start-up.
 public struct AppConfig: Sendable {
@@ -82,11 +83,7 @@ public struct AppConfig: Sendable {
         newDeviceRequestLifetime: 86_400)
 
     /// A start-up failure that names the variable and what is wrong with it.
-    public struct Invalid: Error, CustomStringConvertible, Equatable {
-        public let variable: String
-        public let problem: String
-        public var description: String { "configuration error: \(variable) \(problem)" }
-    }
+    public typealias Invalid = ConfigurationError
 
     /// Container platforms mount secrets as files: `YONA_X_FILE=/run/secrets/x` stands for `YONA_X` holding the
     /// file's content (a trailing newline dropped). Giving both is a mistake, and so is a file that cannot be read.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import YonaCrypto
+import YonaDomain
 
 /// Where the files the apps download to set up monitoring come from (operations.md "VPN files"). Each path is
 /// either given (then it must be readable, or start-up stops naming the variable) or the embedded default under

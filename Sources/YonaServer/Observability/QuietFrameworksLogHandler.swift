@@ -36,7 +36,10 @@ struct QuietFrameworksLogHandler: LogHandler {
         inner.log(event: event)
     }
 
-    static func isOwn(_ source: String) -> Bool { source == "YonaServer" || source == "YonaCrypto" }
+    /// A log event's source is the module that logged it: the server's own modules (Package.swift).
+    static let ownModules: Set<String> = ["YonaServer", "YonaDomain", "YonaStore", "YonaCrypto"]
+
+    static func isOwn(_ source: String) -> Bool { ownModules.contains(source) }
 }
 
 /// `YONA_LOG_FORMAT=json`: one JSON object per line on standard output, `{"time","level","label","message",…}`

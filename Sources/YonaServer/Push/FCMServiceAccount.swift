@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 /// The fields of a Firebase service-account JSON the client needs.
 struct FCMServiceAccount: Decodable, Sendable {
@@ -17,17 +18,17 @@ struct FCMServiceAccount: Decodable, Sendable {
     }
 
     /// Loads and checks the file; any problem is one line naming `YONA_FCM_SERVICE_ACCOUNT`.
-    static func load(path: String) throws(AppConfig.Invalid) -> FCMServiceAccount {
+    static func load(path: String) throws(ConfigurationError) -> FCMServiceAccount {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "names a file that cannot be read: \(path)")
+            throw ConfigurationError(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "names a file that cannot be read: \(path)")
         }
         guard let account = try? JSONDecoder().decode(FCMServiceAccount.self, from: data) else {
-            throw AppConfig.Invalid(
+            throw ConfigurationError(
                 variable: "YONA_FCM_SERVICE_ACCOUNT",
                 problem: "is not a service-account JSON (project_id, private_key, private_key_id, client_email, token_uri)")
         }
         guard account.privateKey.contains("PRIVATE KEY"), URL(string: account.tokenURI)?.host != nil else {
-            throw AppConfig.Invalid(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has no PEM private key or no token_uri")
+            throw ConfigurationError(variable: "YONA_FCM_SERVICE_ACCOUNT", problem: "has no PEM private key or no token_uri")
         }
         return account
     }

@@ -4,6 +4,7 @@ import Logging
 import SQLKit
 import ServiceLifecycle
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// Push settings (push.md "Settings").

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import YonaDomain
 
 /// The FCM HTTP v1 body of a content-free, data-only push (push.md "The payload"): the message id and the
 /// user-less message URL, nothing else. `Schemas/push-message.schema.json` describes it.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// A throwaway OpenLDAP `slapd` (Debian's `slapd`) for the VPN account tests: its own configuration, database and

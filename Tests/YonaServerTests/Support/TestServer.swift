@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Testing
 import Vapor
 
+@testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore
 

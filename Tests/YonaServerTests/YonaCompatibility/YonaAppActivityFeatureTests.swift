@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// Yona's `AppActivityTest.groovy`: what the phone reports about its own app use, as the reports and the goal

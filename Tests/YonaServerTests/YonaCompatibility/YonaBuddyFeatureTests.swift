@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// Yona's "last seen": `lastMonitoredActivityDate` in `UserTest.groovy` and `BasicBuddyTest.groovy`.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaDomain
 @testable import YonaServer
 
 /// The files a device downloads to set up monitoring, as Yona's `DeviceTest` reads them ('Create John Doe with an

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// Yona's activity reports: `/users/{u}/activity/...` for the user's own, `/users/{u}/buddies/{b}/activity/...` for a
 /// buddy who shares (sending status accepted), and `/users/{u}/activity/withBuddies/days/` for both side by side.

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `POST /admin/systemMessages/`: an announcement to every user, fanned out by the push workers.
 enum SystemMessagesController {

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `POST /admin/requestUserOverwrite/?mobileNumber=`: the first step of lost-phone recovery. Public, as the
 /// Yona app calls it from a new phone that has no password yet; rate-limited per client and per number.

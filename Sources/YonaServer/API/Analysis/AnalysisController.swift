@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// The analyzer API (internal token): what the network classifier reports.

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `/users/{u}/buddies/...`: inviting, listing and removing buddies.
 enum BuddiesController {

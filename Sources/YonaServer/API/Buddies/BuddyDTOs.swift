@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 /// `POST /users/{u}/buddies/` body, the Yona way.
 struct BuddyRequestBody: StrictBody {

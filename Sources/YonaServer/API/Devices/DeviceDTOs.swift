@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 /// `PUT /users/{u}/devices/{d}` body: a (new) name and, optionally, the app's current Instance ID.
 struct UpdateDeviceRequest: StrictBody {

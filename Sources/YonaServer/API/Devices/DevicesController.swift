@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// `/users/{u}/devices/...`: the owner's devices, the Instance ID the app sends, app-opened events, and

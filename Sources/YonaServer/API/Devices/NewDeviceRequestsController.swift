@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `/newDeviceRequests/{mobileNumber}`: the existing phone leaves the password under a one-time password;
 /// the new phone checks for the request and, with the OTP, gets the password.

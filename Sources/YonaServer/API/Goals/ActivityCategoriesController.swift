@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// `GET /activityCategories/...`: public, localized.

@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 import YonaStore
 
 /// Goal bodies (`POST`/`PUT /users/{u}/goals/...`), the Yona way: `@type` and the category as a link.

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `/users/{u}/goals/...`: budget and time-zone goals; 0 minutes is a no-go goal.
 enum GoalsController {

@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 extension UserRendering {
     /// Renders a message for its recipient with the links Yona gives each kind: a goal conflict about the

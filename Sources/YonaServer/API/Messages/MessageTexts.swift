@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 import YonaStore
 
 /// The texts a message shows that nobody typed: Yona's, in the reader's language (Yona fixed them in the sender's

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `/users/{u}/messages/...` and the user-less `/messages/{id}` that pushes point at.
 enum MessagesController {

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import AsyncKit
 import Foundation
 import SQLiteNIO
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// The one place where an error becomes a response: `{"code","message","correlationId"}` with the

@@ -1,6 +1,7 @@
 import Foundation
 import Vapor
 import YonaCrypto
+import YonaDomain
 
 /// Guards the analyzer and admin APIs: `Authorization: Bearer <YONA_INTERNAL_TOKEN>`, compared in constant time.
 struct InternalTokenMiddleware: AsyncMiddleware {

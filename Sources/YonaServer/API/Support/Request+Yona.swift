@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 extension Request {
     /// A UUID path parameter; a malformed one is `error.invalid.uuid`.

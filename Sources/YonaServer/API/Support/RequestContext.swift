@@ -1,6 +1,7 @@
 import Foundation
 import Vapor
 import YonaCrypto
+import YonaDomain
 
 /// Per-request facts every layer may need: the correlation id and the locale.
 struct RequestContext: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// A request body that refuses properties it does not know (api.md: `error.request.extra.property`).
 protocol StrictBody: Decodable {
@@ -116,13 +117,4 @@ enum PersonName {
         }
         return name
     }
-}
-
-/// Required text properties must be present and not blank; `code` is what Yona answers for that property, and
-/// `property` the name its message gives.
-func requireText(_ value: String?, or code: ErrorCode = .missingProperty, property: String? = nil) throws(YonaError) -> String {
-    guard let value, !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-        throw YonaError(code, quoting: property)
-    }
-    return value
 }

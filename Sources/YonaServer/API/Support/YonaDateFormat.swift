@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 /// The apps' wire formats: `yyyy-MM-dd'T'HH:mm:ss.SSSZ` in UTC and `yyyy-MM-dd`.
 enum YonaDateFormat {

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// Test-server endpoints (`YONA_TEST_SERVER=true` only; absent otherwise).

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// `/users/{u}/pinResetRequest/request|verify|resend|clear`: Yona's pin reset.
 enum PinResetController {

@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 /// `POST /users/` body. Device fields come all together or not at all.
 struct CreateUserRequest: StrictBody {

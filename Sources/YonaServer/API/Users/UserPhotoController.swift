@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// Profile photos as Yona: `PUT`/`DELETE /users/{u}/photo` (the owner's password; the upload as
 /// `multipart/form-data` with a `file` part of at most 128 KB), and `GET /userPhotos/{id}` for anyone holding the

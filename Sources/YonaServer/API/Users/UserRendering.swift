@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// Builds the own-user HAL document the apps expect.

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 import YonaStore
 
 /// `/users/...`: create, confirm, read, change and delete a user.

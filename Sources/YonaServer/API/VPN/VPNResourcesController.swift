@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// The files a device downloads to set up monitoring, as Yona serves them: the OpenVPN profile and the SSL root
 /// certificate (the same for everyone, no password), the Apple configuration profile with the device's own VPN

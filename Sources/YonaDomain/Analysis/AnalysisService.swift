@@ -1,0 +1,525 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+import YonaStore
+
+/// One thing a device did, as the classifier (or the app) reports it.
+package struct ActivityEvent: Sendable {
+    package let userAnonymizedID: UUID
+    package let deviceIndex: Int
+    /// Classifier category names, or app names for app activity.
+    package let categoryNames: [String]
+    package let matchApplications: Bool
+    package let url: String?
+    package let startTime: Date
+    package let endTime: Date?
+    /// The app of app activity (nil for network activity).
+    package let app: ActivityApp?
+    package let idempotencyKey: String?
+    /// The key as stored (`AnalysisService.keyHash`): hashed once, where the event is made, not in its round.
+    package let idempotencyKeyHash: String?
+
+    package init(
+        userAnonymizedID: UUID, deviceIndex: Int, categoryNames: [String], matchApplications: Bool, url: String?, startTime: Date,
+        endTime: Date?, app: ActivityApp? = nil, idempotencyKey: String?
+    ) {
+        self.userAnonymizedID = userAnonymizedID
+        self.deviceIndex = deviceIndex
+        self.categoryNames = categoryNames
+        self.matchApplications = matchApplications
+        self.url = url
+        self.startTime = startTime
+        self.endTime = endTime
+        self.app = app
+        self.idempotencyKey = idempotencyKey
+        idempotencyKeyHash = idempotencyKey.map { AnalysisService.keyHash(userAnonymizedID, $0) }
+    }
+}
+
+/// Events of one device that are recorded together or not at all: one classifier post, or one app-activity batch.
+package struct ActivityReport: Sendable {
+    package let userAnonymizedID: UUID
+    package let deviceIndex: Int
+    package let events: [ActivityEvent]
+
+    package init(_ event: ActivityEvent) {
+        self.init(userAnonymizedID: event.userAnonymizedID, deviceIndex: event.deviceIndex, events: [event])
+    }
+
+    /// `events` must all be of this user's device.
+    package init(userAnonymizedID: UUID, deviceIndex: Int, events: [ActivityEvent]) {
+        precondition(events.allSatisfy { $0.userAnonymizedID == userAnonymizedID && $0.deviceIndex == deviceIndex })
+        self.userAnonymizedID = userAnonymizedID
+        self.deviceIndex = deviceIndex
+        self.events = events
+    }
+}
+
+/// Turns reported activity into activities per device and goal, and raises a goal conflict when a
+/// no-go goal is hit. Reports of one user are handled one at a time, across instances too.
+///
+/// Reports arriving together are recorded together: `AnalysisService.ingest` hands each to a group commit, whose
+/// current round takes every report waiting and records them in one transaction with set-based reads (devices,
+/// goals, idempotency keys of the whole round at once). A busy classifier then costs one transaction per round,
+/// not one per event; each post still gets its own answer, after its round committed (docs/performance.md).
+package struct AnalysisService: Sendable {
+    package static let mergeGap: TimeInterval = 15 * 60
+    package static let minimumDuration: TimeInterval = 60
+    package static let maxFutureSkew: TimeInterval = 10
+    package static let maxURLLength = 2048
+
+    package let db: any Database
+    package var metrics: YonaMetrics? = nil
+    /// The process's group commit; without one each report is its own round.
+    package var ingest: GroupCommit<ActivityReport, [Int64]>? = nil
+
+    /// Records the event; returns the ids of the messages it raised.
+    @discardableResult
+    package func record(_ event: ActivityEvent, now: Date = Date()) async throws -> [Int64] {
+        try await record(ActivityReport(event), now: now)
+    }
+
+    /// Records the report's events in their order, all or none; returns the ids of the messages they raised.
+    @discardableResult
+    package func record(_ report: ActivityReport, now: Date = Date()) async throws -> [Int64] {
+        for event in report.events where event.startTime > now.addingTimeInterval(Self.maxFutureSkew) {
+            throw YonaError(.invalidEventTime)
+        }
+        let raised: [Int64]
+        if let ingest {
+            raised = try await ingest.submit(report, on: db)
+        } else {
+            raised = try await Self.recordRound([report], on: db, now: now)[0].get()
+        }
+        metrics?.analyzerEvents(report.events.count, conflicts: raised.count)
+        return raised
+    }
+
+    /// The group commit's round: every report in one transaction. A report whose user or device does not exist
+    /// fails alone (nothing of it is written); an error of the store fails the round (the group commit then
+    /// retries each report in a round of its own).
+    package static func recordRound(_ reports: [ActivityReport], on db: any Database, now: Date = Date()) async throws -> [Result<[Int64], any Error>]
+    {
+        let categories = try await ActivityCategory.query(on: db).all()
+        return try await db.transaction { tx in
+            let round = try await Round.load(reports, categories: categories, on: tx, now: now)
+            var results: [Result<[Int64], any Error>] = []
+            for report in reports {
+                guard round.users.contains(report.userAnonymizedID) else {
+                    results.append(.failure(YonaError(.userNotFound)))
+                    continue
+                }
+                guard let device = round.devices[DeviceKey(user: report.userAnonymizedID, index: report.deviceIndex)] else {
+                    results.append(.failure(YonaError(.deviceNotFound)))
+                    continue
+                }
+                var raised: [Int64] = []
+                for event in report.events where round.isFirstSight(event) {
+                    raised += try await record(event, device: device, round: round, on: tx)
+                }
+                results.append(.success(raised))
+            }
+            try await round.finish(on: tx)
+            return results
+        }
+    }
+
+    private static func record(_ event: ActivityEvent, device: Round.Device, round: Round, on tx: any Database) async throws -> [Int64] {
+        // Yona's "last seen": the day the activity ended, whatever it matched.
+        round.sawActivity(of: device, on: UserCalendar.day(max(event.endTime ?? event.startTime, event.startTime)))
+        let names = Set(event.categoryNames)
+        let categories = Set(
+            round.categories.filter { !names.isDisjoint(with: event.matchApplications ? $0.applications : $0.classifierCategories) }
+                .compactMap(\.id))
+        guard !categories.isEmpty else { return [] }
+        // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
+        // only for no-go goals (a budget would count the same minutes twice).
+        let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
+        var raised: [Int64] = []
+        for goal in round.goals[event.userAnonymizedID, default: []] where categories.contains(goal.$activityCategory.id) {
+            // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
+            // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
+            guard let spec = try await version(of: goal, at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
+            let isNoGo = spec.isNoGo
+            if onlyNoGo && !isNoGo { continue }
+            let goalID = try goal.requireID()
+            // The event as it is (a network event is an instant): a new activity lasts at least a minute, an extended
+            // one ends where its latest event ends (Yona's: two visits 4 minutes apart are 4 minutes, not 5).
+            let span = ActivitySpan(start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime))
+            let started = try await round.activities.merge(
+                span, key: .init(device: device.id, goal: goalID, app: event.app?.tag ?? ActivityApp.networkTag), app: event.app,
+                user: event.userAnonymizedID, on: tx)
+            // A new activity is a new conflict unless any activity of the device on the goal (of any app) lies within
+            // 15 minutes of it: Yona raised no second conflict for a session split only by its app.
+            if let started, isNoGo,
+                try await !round.activities.hasNeighbour(of: span, besides: started, device: device.id, goal: goalID, on: tx)
+            {
+                raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
+            }
+        }
+        return raised
+    }
+
+    /// What `goal` asked at `time`: the goal itself from its creation on, an earlier version (history item) before
+    /// that, nothing before the goal existed.
+    package static func version(of goal: Goal, at time: Date, on db: any Database) async throws -> GoalSpec? {
+        if goal.creationTime <= time { return goal.spec }
+        guard
+            let item = try await GoalHistoryItem.query(on: db).filter(\.$goal.$id == goal.requireID())
+                .filter(\.$creationTime <= time).filter(\.$endTime > time).first()
+        else { return nil }
+        return item.spec
+    }
+
+    /// The user's own copy carries the URL; each buddy the user shares with gets a confidential copy without it.
+    /// The messages (and their pushes) are written with the round's others at its end.
+    private static func raiseGoalConflict(
+        _ event: ActivityEvent, goal: Goal, round: Round, on tx: any Database
+    ) async throws -> [Int64] {
+        let url = event.url.map { String($0.prefix(maxURLLength)) }
+        let end = max(event.endTime ?? event.startTime, event.startTime.addingTimeInterval(minimumDuration))
+        let (sharing, keys) = try await round.sharingBuddies(of: event.userAnonymizedID, on: tx)
+        guard keys[event.userAnonymizedID] != nil else { return [] }
+        let original = MessageWriter.newMessageID()
+        let conflict = MessagePayload(
+            kind: .goalConflict, messageID: original, subjectUserAnonymizedID: event.userAnonymizedID,
+            activityCategoryID: goal.$activityCategory.id, goalID: goal.id, url: url,
+            activityStartTime: event.startTime, activityEndTime: end, status: "ANNOUNCED")
+        var deliveries = [MessageWriter.Delivery(recipient: event.userAnonymizedID, id: original, payload: conflict)]
+        for buddy in sharing where keys[buddy] != nil {
+            var copy = conflict
+            copy.messageID = MessageWriter.newMessageID()
+            copy.url = nil
+            copy.originalMessageID = original
+            deliveries.append(MessageWriter.Delivery(recipient: buddy, id: copy.messageID, payload: copy))
+        }
+        round.queue(deliveries)
+        return deliveries.map(\.id)
+    }
+
+    package static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {
+        KeyedHash.hash(userAnonymizedID.bytes + Array(key.utf8), key: Array("yona/idempotency/v1".utf8), outputLength: 16)
+            .map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// How long an idempotency key is remembered: a classifier retries within minutes, not weeks.
+    package static let idempotencyKeyLifetime: TimeInterval = 7 * 86_400
+
+    /// Forgets idempotency keys older than their lifetime; every instance runs it now and then.
+    package static func purgeIdempotencyKeys(on db: any Database, now: Date = Date()) async throws {
+        try await ProcessedAnalyzerEvent.query(on: db).filter(\.$processedAt < now.addingTimeInterval(-idempotencyKeyLifetime)).delete()
+    }
+
+    package init(db: any Database, metrics: YonaMetrics? = nil, ingest: GroupCommit<ActivityReport, [Int64]>? = nil) {
+        self.db = db
+        self.metrics = metrics
+        self.ingest = ingest
+    }
+}
+
+private struct DeviceKey: Hashable {
+    package let user: UUID
+    package let index: Int
+}
+
+/// What one round reads at once for all its reports, and the writes it saves for its end.
+private final class Round {
+    package struct Device {
+        package let id: UUID
+        package let operatingSystem: String
+        package let lastMonitoredDay: String?
+    }
+
+    package let categories: [ActivityCategory]
+    package let users: Set<UUID>
+    package let devices: [DeviceKey: Device]
+    package let goals: [UUID: [Goal]]
+    private let now: Date
+    /// Idempotency-key hashes stored before this round; the ones this round saw, to store at its end.
+    private let storedKeys: Set<String>
+    private var newKeys: [String] = []
+    /// The latest day of activity per device this round, where it moves the device's "last seen" forward.
+    private var lastDays: [UUID: String] = [:]
+    /// The buddies each of the round's users shares with, and the inbox keys of all of them, read at the round's
+    /// first conflict; the messages its conflicts raised, written at its end.
+    private var sharing: [UUID: [UUID]]?
+    private var inboxKeys: [UUID: [UInt8]] = [:]
+    private var deliveries: [MessageWriter.Delivery] = []
+    /// Their payloads, sealed on another thread while the round goes on with the database (sealing is the CPU
+    /// part of a conflict, and a round's database work is one chain of round trips).
+    private var sealing: [Task<[Data], any Error>] = []
+
+    private init(
+        categories: [ActivityCategory], users: Set<UUID>, devices: [DeviceKey: Device], goals: [UUID: [Goal]], storedKeys: Set<String>,
+        now: Date
+    ) {
+        self.categories = categories
+        self.users = users
+        self.devices = devices
+        self.goals = goals
+        self.storedKeys = storedKeys
+        self.now = now
+    }
+
+    /// Locks the round's users (in one order, so rounds of several instances never deadlock; `NO KEY UPDATE`, so a
+    /// message inserted for a locked user elsewhere does not wait) and reads their devices, their goals on the
+    /// categories the round names, and which of its idempotency keys are known.
+    package static func load(_ reports: [ActivityReport], categories: [ActivityCategory], on tx: any Database, now: Date) async throws -> Round {
+        let userIDs = Array(Set(reports.map(\.userAnonymizedID))).sorted { $0.uuidString < $1.uuidString }
+        let lock = tx.sql.dialect.name == "sqlite" ? "" : " ORDER BY id FOR NO KEY UPDATE"
+        let users = Set(
+            try await tx.sql.raw("SELECT id FROM \(unsafeRaw: UserAnonymized.schema) WHERE id IN (\(binds: userIDs))\(unsafeRaw: lock)").all()
+                .map { try $0.decode(column: "id", as: UUID.self) })
+        guard !users.isEmpty else { return Round(categories: categories, users: [], devices: [:], goals: [:], storedKeys: [], now: now) }
+        var devices: [DeviceKey: Device] = [:]
+        for row in try await tx.sql.raw(
+            """
+            SELECT id, user_anonymized_id, device_index, operating_system, last_monitored_activity_date
+            FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE user_anonymized_id IN (\(binds: Array(users)))
+            """
+        ).all() {
+            let key = DeviceKey(
+                user: try row.decode(column: "user_anonymized_id", as: UUID.self), index: try row.decode(column: "device_index", as: Int.self))
+            devices[key] = Device(
+                id: try row.decode(column: "id", as: UUID.self), operatingSystem: try row.decode(column: "operating_system", as: String.self),
+                lastMonitoredDay: try row.decode(column: "last_monitored_activity_date", as: String?.self))
+        }
+        let named = Set(reports.flatMap(\.events).flatMap(\.categoryNames))
+        let relevant = categories.filter { !named.isDisjoint(with: $0.classifierCategories) || !named.isDisjoint(with: $0.applications) }
+            .compactMap(\.id)
+        var goals: [UUID: [Goal]] = [:]
+        if !relevant.isEmpty {
+            let relevantSet = Set(relevant)
+            goals = Dictionary(
+                grouping: try await GoalService(db: tx).goals(ofAnonymizedUsers: Array(users)).filter {
+                    relevantSet.contains($0.$activityCategory.id)
+                }
+            ) { $0.$userAnonymized.id }
+        }
+        let hashes = reports.flatMap(\.events).compactMap(\.idempotencyKeyHash)
+        var stored: Set<String> = []
+        if !hashes.isEmpty {
+            stored = Set(
+                try await tx.sql.raw(
+                    "SELECT key_hash FROM \(unsafeRaw: ProcessedAnalyzerEvent.schema) WHERE key_hash IN (\(binds: Array(Set(hashes))))"
+                ).all().map { try $0.decode(column: "key_hash", as: String.self) })
+        }
+        return Round(categories: categories, users: users, devices: devices, goals: goals, storedKeys: stored, now: now)
+    }
+
+    /// Whether the event is new: no idempotency key, or one neither stored nor seen earlier in this round.
+    package func isFirstSight(_ event: ActivityEvent) -> Bool {
+        guard let hash = event.idempotencyKeyHash else { return true }
+        guard !storedKeys.contains(hash), !newKeys.contains(hash) else { return false }
+        newKeys.append(hash)
+        return true
+    }
+
+    package func sawActivity(of device: Device, on day: String) {
+        if let stored = device.lastMonitoredDay, stored >= day { return }
+        if let seen = lastDays[device.id], seen >= day { return }
+        lastDays[device.id] = day
+    }
+
+    /// The buddies `user` shares with (sending status accepted) and the inbox keys of the user and them. The first
+    /// call reads them for every user of the round at once.
+    package func sharingBuddies(of user: UUID, on tx: any Database) async throws -> ([UUID], [UUID: [UInt8]]) {
+        if sharing == nil {
+            var found: [UUID: [UUID]] = [:]
+            for row in try await tx.sql.raw(
+                """
+                SELECT owner_user_anonymized_id, buddy_user_anonymized_id FROM \(unsafeRaw: BuddyAnonymized.schema)
+                WHERE owner_user_anonymized_id IN (\(binds: Array(users))) AND sending_status = \(bind: PrivateBuddy.Status.accepted.rawValue)
+                AND buddy_user_anonymized_id IS NOT NULL
+                """
+            ).all() {
+                found[try row.decode(column: "owner_user_anonymized_id", as: UUID.self), default: []].append(
+                    try row.decode(column: "buddy_user_anonymized_id", as: UUID.self))
+            }
+            sharing = found
+            inboxKeys = try await MessageWriter.inboxKeys(of: Array(users) + found.values.flatMap { $0 }, on: tx)
+        }
+        return (sharing?[user] ?? [], inboxKeys)
+    }
+
+    package func queue(_ more: [MessageWriter.Delivery]) {
+        deliveries += more
+        let payloads = more.map { ($0.recipient, $0.payload) }
+        let keys = inboxKeys
+        sealing.append(Task { try MessageWriter.seal(payloads, keys: keys) })
+    }
+
+    package let activities = ActivityBook()
+
+    /// Writes the round's messages and their pushes (one insert each), stores the round's idempotency keys (one statement) and moves "last seen" forward (one statement per
+    /// device whose day changed: once a day each).
+    package func finish(on tx: any Database) async throws {
+        try await activities.write(on: tx)
+        if !deliveries.isEmpty {
+            var sealed: [Data] = []
+            for task in sealing { sealed += try await task.value }
+            _ = try await MessageWriter.write(deliveries, sealed: sealed, on: tx, now: now)
+        }
+        if !newKeys.isEmpty {
+            let rows = newKeys.map { SQLQueryString("(\(bind: UUID()), \(bind: $0), \(bind: now))") }
+            try await tx.sql.raw(
+                "INSERT INTO \(unsafeRaw: ProcessedAnalyzerEvent.schema) (id, key_hash, processed_at) VALUES \(rows.joined(separator: ", "))"
+            ).run()
+        }
+        for (device, day) in lastDays {
+            try await tx.sql.raw(
+                """
+                UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET last_monitored_activity_date = \(bind: day)
+                WHERE id = \(bind: device) AND (last_monitored_activity_date IS NULL OR last_monitored_activity_date < \(bind: day))
+                """
+            ).run()
+        }
+    }
+}
+
+/// The activities a round touched, per device, goal and app, so that several events of one device in one round cost
+/// one index probe instead of one per event, and the round writes its new and extended activities at its end (one
+/// insert, one update per extended activity).
+///
+/// An activity is extended only by events of its own app (network activity by network activity), as Yona's: network
+/// activity within 15 minutes of it, app activity only where it overlaps or touches it (a session the phone reports
+/// after a pause is a new one). The candidate for an event is the first activity (by end) of its key that ends no
+/// earlier than that gap before the event starts. A probe of the `(device, goal, end_time)` index from a bound `from` returns the first stored activity
+/// ending at or after it, so every other stored activity the round has not seen ends no earlier than that one did:
+/// for a later event (bound at or after `from`) the round's own knowledge decides as long as its candidate ends no
+/// later than that. Otherwise, or for an earlier bound, it probes again.
+private final class ActivityBook {
+    package struct Key: Hashable {
+        package let device: UUID
+        package let goal: UUID
+        /// `ActivityApp.tag`; `ActivityApp.networkTag` for network activity.
+        package let app: String
+
+        /// How far apart an event and an activity may lie and still be one.
+        package var gap: TimeInterval { app == ActivityApp.networkTag ? AnalysisService.mergeGap : 0 }
+    }
+
+    private struct Known {
+        package var span: ActivitySpan
+        /// The anonymized user of a new activity (nil for a stored one).
+        package let user: UUID?
+        /// The app of a new app activity, sealed when the round writes it.
+        package let app: ActivityApp?
+        package let key: Key
+        package let isNew: Bool
+        package var changed: Bool
+    }
+
+    private struct Probe {
+        /// The bound of the last probe.
+        package let from: Date
+        /// The stored end of the first stored activity ending at or after `from` (nil: none), as stored then.
+        package let firstStoredEnd: Date?
+    }
+
+    private var known: [UUID: Known] = [:]
+    private var byKey: [Key: [UUID]] = [:]
+    private var probes: [Key: Probe] = [:]
+
+    /// Records `span` on the device's goal for its app: extends the candidate activity or starts one. Returns the id
+    /// of the one it started (nil when it extended one).
+    package func merge(_ span: ActivitySpan, key: Key, app: ActivityApp?, user: UUID, on tx: any Database) async throws -> UUID? {
+        let from = span.start.addingTimeInterval(-key.gap)
+        if needsProbe(key, from: from) { try await probe(key, from: from, on: tx) }
+        if let (id, current) = firstKnown(key, from: from), current.start <= span.end.addingTimeInterval(key.gap) {
+            guard span.start < current.start || span.end > current.end else { return nil }
+            known[id]?.span = ActivitySpan(start: min(current.start, span.start), end: max(current.end, span.end))
+            known[id]?.changed = true
+            return nil
+        }
+        let id = UUID()
+        let lasting = ActivitySpan(start: span.start, end: max(span.end, span.start.addingTimeInterval(AnalysisService.minimumDuration)))
+        known[id] = Known(span: lasting, user: user, app: app, key: key, isNew: true, changed: true)
+        byKey[key, default: []].append(id)
+        return id
+    }
+
+    /// Whether an activity of the device on the goal other than `started` (the one `span` just started), of any app,
+    /// lies within 15 minutes of `span`: the round's own first (they may have grown), then the store.
+    package func hasNeighbour(of span: ActivitySpan, besides started: UUID, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
+        let from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
+        let to = span.end.addingTimeInterval(AnalysisService.mergeGap)
+        for (id, activity) in known where id != started && activity.key.device == device && activity.key.goal == goal {
+            if activity.span.end >= from, activity.span.start <= to { return true }
+        }
+        return try await tx.sql.raw(
+            """
+            SELECT id FROM \(unsafeRaw: Activity.schema)
+            WHERE device_anonymized_id = \(bind: device) AND goal_id = \(bind: goal) AND end_time >= \(bind: from) AND start_time <= \(bind: to)
+            LIMIT 1
+            """
+        ).first() != nil
+    }
+
+    /// Whether the round's knowledge could miss the candidate: no probe from a bound this early yet, or a stored
+    /// activity the round has not read could end before the candidate it knows.
+    private func needsProbe(_ key: Key, from: Date) -> Bool {
+        guard let probe = probes[key], from >= probe.from else { return true }
+        guard let firstStoredEnd = probe.firstStoredEnd else { return false }
+        guard let (_, candidate) = firstKnown(key, from: from) else { return true }
+        return candidate.end > firstStoredEnd
+    }
+
+    private func firstKnown(_ key: Key, from: Date) -> (UUID, ActivitySpan)? {
+        (byKey[key] ?? []).compactMap { id in known[id].map { (id, $0.span) } }.filter { $0.1.end >= from }.min { $0.1.end < $1.1.end }
+    }
+
+    /// Reads the first stored activity ending at or after `from` and remembers it (the round's version wins if it
+    /// already touched it).
+    private func probe(_ key: Key, from: Date, on tx: any Database) async throws {
+        let row = try await tx.sql.raw(
+            """
+            SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
+            WHERE device_anonymized_id = \(bind: key.device) AND goal_id = \(bind: key.goal) AND end_time >= \(bind: from)
+            AND app_tag = \(bind: key.app)
+            ORDER BY end_time LIMIT 1
+            """
+        ).first()
+        guard let row else {
+            probes[key] = Probe(from: from, firstStoredEnd: nil)
+            return
+        }
+        let id = try row.decode(column: "id", as: UUID.self)
+        let stored = ActivitySpan(start: try row.decode(column: "start_time", as: Date.self), end: try row.decode(column: "end_time", as: Date.self))
+        probes[key] = Probe(from: from, firstStoredEnd: stored.end)
+        if known[id] == nil {
+            known[id] = Known(span: stored, user: nil, app: nil, key: key, isNew: false, changed: false)
+            byKey[key, default: []].append(id)
+        }
+    }
+
+    /// Inserts the new activities (one statement) and updates the extended ones.
+    package func write(on tx: any Database) async throws {
+        let rows = try known.compactMap { id, activity -> SQLQueryString? in
+            guard activity.isNew, let user = activity.user else { return nil }
+            let sealed = try activity.app?.sealedName()
+            return """
+                (\(bind: id), \(bind: user), \(bind: activity.key.device), \(bind: activity.key.goal), \(bind: activity.span.start), \
+                \(bind: activity.span.end), \(bind: activity.key.app), \(bind: sealed))
+                """
+        }
+        if !rows.isEmpty {
+            try await tx.sql.raw(
+                """
+                INSERT INTO \(unsafeRaw: Activity.schema)
+                (id, user_anonymized_id, device_anonymized_id, goal_id, start_time, end_time, app_tag, app_sealed)
+                VALUES \(rows.joined(separator: ", "))
+                """
+            ).run()
+        }
+        for (id, activity) in known where !activity.isNew && activity.changed {
+            try await tx.sql.raw(
+                """
+                UPDATE \(unsafeRaw: Activity.schema) SET start_time = \(bind: activity.span.start), end_time = \(bind: activity.span.end)
+                WHERE id = \(bind: id)
+                """
+            ).run()
+        }
+    }
+}

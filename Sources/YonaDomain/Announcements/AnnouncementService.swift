@@ -1,0 +1,83 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+import YonaStore
+
+/// System announcements (api.md "Admin API"). Posting one stores it, and nothing else: the push workers take the
+/// snapshot of the anonymized users that exist then (normally within a poll interval of the `POST`) and turn it into
+/// sealed `SystemMessage`s and pushes in batches (`AnnouncementFanOut`), so the `POST` costs the same at any user
+/// count. An announcement with `expiresAt` also reaches users created before it expires, and disappears from every
+/// inbox when it does.
+package struct AnnouncementService: Sendable {
+    package static let maxTextLength = 4000
+
+    package let db: any Database
+
+    /// Validates and stores an announcement; the workers take its recipient snapshot.
+    @discardableResult
+    package func announce(translations: [String: String], expiresAt: Date?, now: Date = Date()) async throws -> UUID {
+        guard let english = translations[YonaLocale.fallback.rawValue], !english.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw YonaError(.missingProperty)
+        }
+        guard
+            translations.allSatisfy({ key, text in
+                YonaLocale(rawValue: key) != nil && !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && text.count <= Self.maxTextLength
+            })
+        else {
+            throw YonaError(.invalidParameter)
+        }
+        if let expiresAt, expiresAt <= now { throw YonaError(.invalidParameter) }
+        let id = UUID()
+        try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: db)
+        return id
+    }
+
+    /// Gives a user created now every announcement that has not expired yet (inside the creating transaction).
+    /// Announcements without `expiresAt` went only to the users that existed when their snapshot was taken. One
+    /// whose snapshot is still to be taken is left to it: the user will be in it. On PostgreSQL the announcements
+    /// are read `FOR SHARE`, so a snapshot being taken at this moment either waits for this user (and includes them)
+    /// or is seen as taken (and this user gets the copy here): never both, never neither.
+    package func deliverActive(to userAnonymizedID: UUID, on tx: any Database, now: Date = Date()) async throws {
+        if tx.sql.dialect.name != "sqlite" {
+            _ = try await tx.sql.raw("SELECT id FROM system_announcements WHERE expires_at > \(bind: now) FOR SHARE").all()
+        }
+        let active = try await SystemAnnouncement.query(on: tx).filter(\.$expiresAt > now).filter(\.$snapshotTaken == true).all()
+        for announcement in active {
+            try await MessageWriter.deliver(to: userAnonymizedID, on: tx, now: now, announcementID: announcement.id) { id in
+                Self.payload(announcement, messageID: id, recipient: userAnonymizedID)
+            }
+        }
+    }
+
+    /// Ids of announcements that have expired; their copies are hidden at once and purged soon after.
+    package func expiredIDs(now: Date = Date()) async throws -> [UUID] {
+        try await SystemAnnouncement.query(on: db).filter(\.$expiresAt <= now).all(\.$id)
+    }
+
+    /// Deletes expired announcements with their copies, their unsent pushes and any recipients not reached.
+    /// Idempotent; every instance runs it now and then.
+    package func purgeExpired(now: Date = Date()) async throws {
+        for id in try await expiredIDs(now: now) {
+            try await db.transaction { tx in
+                try await tx.sql.raw(
+                    """
+                    DELETE FROM push_outbox WHERE message_id IN (SELECT id FROM messages WHERE announcement_id = \(bind: id))
+                    """
+                ).run()
+                try await Message.query(on: tx).filter(\.$announcementID == id).delete()
+                try await SystemAnnouncement.query(on: tx).filter(\.$id == id).delete()
+            }
+        }
+    }
+
+    package static func payload(_ announcement: SystemAnnouncement, messageID: Int64, recipient: UUID) -> MessagePayload {
+        MessagePayload(
+            kind: .systemMessage, messageID: messageID, subjectUserAnonymizedID: recipient,
+            translations: announcement.translations)
+    }
+
+    package init(db: any Database) {
+        self.db = db
+    }
+}

@@ -1,0 +1,97 @@
+import Fluent
+import Foundation
+import YonaStore
+
+/// An opened message with the facts its rendering needs.
+package struct OpenedMessage: Sendable {
+    package let record: Message
+    package let payload: MessagePayload
+    package var id: Int64 { record.id! }
+}
+
+/// Reading and acting on one's own inbox.
+package struct MessageService: Sendable {
+    package let db: any Database
+
+    package struct Page: Sendable {
+        package let messages: [OpenedMessage]
+        package let totalElements: Int
+        package let number: Int
+        package let size: Int
+        package var totalPages: Int { totalElements == 0 ? 0 : (totalElements + size - 1) / size }
+    }
+
+    /// Newest first. Buddy requests withdrawn before they were answered vanish here (see `isWithdrawn`).
+    package func page(of user: UnlockedUser, number: Int, size: Int, onlyUnread: Bool) async throws -> Page {
+        let inbox = try user.anonymousInbox()
+        while true {
+            // A sender's own copy of a comment is listed with its thread only, as Yona's.
+            var query = try await visible(
+                Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).filter(\.$isSentItem == false))
+            if onlyUnread { query = query.filter(\.$isRead == false) }
+            let total = try await query.count()
+            let rows = try await query.sort(\.$creationTime, .descending).sort(\.$id, .descending)
+                .range(number * size..<(number * size + size)).all()
+            let opened = try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }
+            var withdrawn: [Int64] = []
+            for message in opened where try await isWithdrawn(message.payload) { withdrawn.append(message.id) }
+            guard !withdrawn.isEmpty else { return Page(messages: opened, totalElements: total, number: number, size: size) }
+            try await MessageWriter.delete(on: db) { $0.filter(\.$id ~~ withdrawn) }
+        }
+    }
+
+    /// A buddy request whose requester took it back (or left) before it was answered: the requester's half of the
+    /// relation is gone. Yona deletes such a request from the invitee's inbox.
+    package func isWithdrawn(_ payload: MessagePayload) async throws -> Bool {
+        guard payload.kind == .buddyConnectRequest, payload.status == PrivateBuddy.Status.requested.rawValue,
+            let half = payload.buddyAnonymizedID
+        else { return false }
+        return try await BuddyAnonymized.find(half, on: db) == nil
+    }
+
+    package func message(_ id: Int64, of user: UnlockedUser) async throws -> OpenedMessage {
+        guard
+            let row = try await visible(
+                Message.query(on: db).filter(\.$id == id)
+                    .filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID)
+            ).first()
+        else {
+            throw YonaError(.messageNotFound)
+        }
+        let opened = OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))
+        if try await isWithdrawn(opened.payload) {
+            try await MessageWriter.delete(on: db) { $0.filter(\.$id == id) }
+            throw YonaError(.messageNotFound)
+        }
+        return opened
+    }
+
+    /// Hides copies of announcements that have expired (the purge deletes them soon after).
+    private func visible(_ query: QueryBuilder<Message>) async throws -> QueryBuilder<Message> {
+        let expired = try await AnnouncementService(db: db).expiredIDs()
+        guard !expired.isEmpty else { return query }
+        return query.group(.or) { $0.filter(\.$announcementID == nil).filter(\.$announcementID !~ expired) }
+    }
+
+    package func setRead(_ id: Int64, of user: UnlockedUser, to isRead: Bool) async throws -> OpenedMessage {
+        let message = try await message(id, of: user)
+        try await Message.query(on: db).filter(\.$id == id).set(\.$isRead, to: isRead).update()
+        message.record.isRead = isRead
+        return message
+    }
+
+    package func delete(_ id: Int64, of user: UnlockedUser) async throws {
+        let message = try await message(id, of: user)
+        guard message.payload.canBeDeleted else { throw YonaError(.cannotDeleteUnprocessedMessage) }
+        if message.payload.kind == .activityComment {
+            try await db.transaction { tx in try await MessageWriter.deleteCommentThread(from: id, on: tx) }
+            return
+        }
+        // A user's own goal conflict takes its buddies' copies (and the disclosure messages about it) along, as Yona's.
+        try await db.transaction { tx in try await MessageWriter.deleteWithCopies([id], on: tx) }
+    }
+
+    package init(db: any Database) {
+        self.db = db
+    }
+}

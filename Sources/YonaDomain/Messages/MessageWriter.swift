@@ -1,0 +1,230 @@
+import Fluent
+import Foundation
+import SQLKit
+import YonaCrypto
+import YonaStore
+
+/// The one way a message comes to exist: sealed to the recipient's anonymous inbox and, in the same
+/// transaction, a push queued for each of the recipient's devices that has an Instance ID.
+package enum MessageWriter {
+    /// Random positive ids below 2^53 (api.md): unique in practice, and they reveal no count.
+    package static func newMessageID() -> Int64 {
+        let bytes = SecureRandom.bytes(8)
+        let value = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } & ((1 << 53) - 1)
+        return value == 0 ? 1 : Int64(value)
+    }
+
+    @discardableResult
+    package static func deliver(
+        to recipient: UUID, on db: any Database, now: Date, announcementID: UUID? = nil,
+        _ makePayload: (Int64) -> MessagePayload
+    ) async throws -> Int64? {
+        let id = newMessageID()
+        return try await deliver(to: recipient, id: id, on: db, now: now, payload: makePayload(id)) { message in
+            message.announcementID = announcementID
+        }
+    }
+
+    /// Writes message `id`; `relate` may set the plain relations a kind needs beyond the ones derived from the
+    /// payload. `push: false` for a copy nobody needs to be told about (the sender's own copy of a comment).
+    @discardableResult
+    package static func deliver(
+        to recipient: UUID, id: Int64, on db: any Database, now: Date, push: Bool = true, payload: MessagePayload,
+        relate: @escaping (Message) -> Void = { _ in }
+    ) async throws -> Int64? {
+        let delivery = Delivery(recipient: recipient, id: id, payload: payload, push: push, relate: relate)
+        return try await deliver([delivery], keys: try await inboxKeys(of: [recipient], on: db), on: db, now: now).first
+    }
+
+    /// One message to write.
+    package struct Delivery {
+        package let recipient: UUID
+        package let id: Int64
+        package let payload: MessagePayload
+        package var push = true
+        package var relate: (Message) -> Void = { _ in }
+    }
+
+    /// The anonymous inbox keys of `recipients` that have one.
+    package static func inboxKeys(of recipients: [UUID], on db: any Database) async throws -> [UUID: [UInt8]] {
+        guard !recipients.isEmpty else { return [:] }
+        var keys: [UUID: [UInt8]] = [:]
+        for row in try await db.sql.raw(
+            """
+            SELECT id, anonymous_inbox_public_key FROM \(unsafeRaw: UserAnonymized.schema)
+            WHERE id IN (\(binds: Array(Set(recipients)))) AND anonymous_inbox_public_key IS NOT NULL
+            """
+        ).all() {
+            keys[try row.decode(column: "id", as: UUID.self)] = Array(try row.decode(column: "anonymous_inbox_public_key", as: Data.self))
+        }
+        return keys
+    }
+
+    /// Writes the messages whose recipients have an inbox key in `keys`, and queues their pushes: one insert for the
+    /// messages, one read of the recipients' devices, one insert for the pushes. Returns the ids written, in order.
+    package static func deliver(_ deliveries: [Delivery], keys: [UUID: [UInt8]], on db: any Database, now: Date) async throws -> [Int64] {
+        let sendable = deliveries.filter { keys[$0.recipient] != nil }
+        return try await write(sendable, sealed: try seal(sendable.map { ($0.recipient, $0.payload) }, keys: keys), on: db, now: now)
+    }
+
+    /// Seals each payload to its recipient's inbox key (which `keys` must hold). Only CPU: a caller may run it
+    /// beside its database work.
+    package static func seal(_ payloads: [(recipient: UUID, payload: MessagePayload)], keys: [UUID: [UInt8]]) throws -> [Data] {
+        try payloads.map { item in
+            guard let key = keys[item.recipient] else { throw YonaError(.userNotFound) }
+            return Data(try SealedBox.seal(Array(try JSONEncoder().encode(item.payload)), to: key))
+        }
+    }
+
+    /// Writes `deliveries` with their sealed payloads (`sealed[i]` belongs to `deliveries[i]`) and queues their pushes.
+    package static func write(_ deliveries: [Delivery], sealed: [Data], on db: any Database, now: Date) async throws -> [Int64] {
+        precondition(deliveries.count == sealed.count)
+        guard !deliveries.isEmpty else { return [] }
+        var rows: [SQLQueryString] = []
+        for (delivery, sealed) in zip(deliveries, sealed) {
+            let payload = delivery.payload
+            let message = Message(id: delivery.id, userAnonymizedID: delivery.recipient, sealedPayload: sealed, creationTime: now)
+            if payload.relatesAcceptedBuddies, payload.subjectUserAnonymizedID != delivery.recipient {
+                message.senderAnonymizedID = payload.subjectUserAnonymizedID
+            }
+            message.originMessageID = payload.originalMessageID
+            if payload.kind == .goalConflict, payload.subjectUserAnonymizedID == delivery.recipient { message.goalID = payload.goalID }
+            delivery.relate(message)
+            rows.append(
+                """
+                (\(bind: delivery.id), \(bind: delivery.recipient), \(bind: now), \(bind: sealed), \(bind: message.isRead), \(bind: message.isSentItem), \
+                \(bind: message.announcementID), \(bind: message.senderAnonymizedID), \(bind: message.originMessageID), \(bind: message.goalID), \
+                \(bind: message.activityInterval), \(bind: message.repliedMessageID))
+                """)
+        }
+        // One statement for all (raw SQL: Fluent's model encoding cost more than the insert itself).
+        try await db.sql.raw(
+            """
+            INSERT INTO \(unsafeRaw: Message.schema) (id, user_anonymized_id, creation_time, sealed_payload, is_read, is_sent_item, announcement_id,
+            sender_anonymized_id, origin_message_id, goal_id, activity_interval, replied_message_id) VALUES \(rows.joined(separator: ", "))
+            """
+        ).run()
+        try await OutboxWriter.queuePushes(deliveries.filter(\.push).map { ($0.id, $0.recipient) }, on: db, now: now)
+        return deliveries.map(\.id)
+    }
+
+    /// Seals a direct message from one identity to another's named inbox; it gets its message id when the
+    /// recipient's next call moves it into the anonymous inbox (and only then is it pushed).
+    package static func deliverNamed(to userID: UUID, on db: any Database, now: Date, _ payload: MessagePayload) async throws {
+        guard let recipient = try await User.find(userID, on: db), let publicKey = recipient.namedInboxPublicKey else { return }
+        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
+        try await NamedMessage(id: UUID(), userID: userID, sealedPayload: Data(sealed), createdAt: now).create(on: db)
+    }
+
+    /// Deletes messages (and the pushes still queued for them) matched by their plain relations; returns their ids.
+    @discardableResult
+    package static func delete(on db: any Database, _ filter: (QueryBuilder<Message>) -> QueryBuilder<Message>) async throws -> [Int64] {
+        let ids = try await filter(Message.query(on: db)).all(\.$id)
+        guard !ids.isEmpty else { return [] }
+        try await Message.query(on: db).filter(\.$id ~~ ids).delete()
+        try await PendingPush.query(on: db).filter(\.$messageID ~~ ids).filter(\.$state == PendingPush.State.pending.rawValue).delete()
+        return ids
+    }
+
+    /// What leaves `recipient`'s inbox when it stops being `sender`'s buddy: everything from or about the sender.
+    package static func deleteAll(from sender: UUID, in recipient: UUID, on db: any Database) async throws {
+        try await delete(on: db) { $0.filter(\.$userAnonymized.$id == recipient).filter(\.$senderAnonymizedID == sender) }
+    }
+
+    /// A comment and what goes with it, in both inboxes: its counterpart, and every reply to either, and so on.
+    package static func deleteCommentThread(from id: Int64, on db: any Database) async throws {
+        var ids: Set<Int64> = [id]
+        while true {
+            let rows = try await Message.query(on: db).filter(\.$activityInterval != nil)
+                .group(.or) { $0.filter(\.$id ~~ ids).filter(\.$originMessageID ~~ ids).filter(\.$repliedMessageID ~~ ids) }.all()
+            let found = Set(rows.compactMap(\.id) + rows.compactMap(\.originMessageID))
+            guard !found.isSubset(of: ids) else { break }
+            ids.formUnion(found)
+        }
+        try await delete(on: db) { $0.filter(\.$id ~~ ids) }
+    }
+
+    /// A conflict message and, in every buddy's inbox, its copies and the disclosure messages about it.
+    package static func deleteWithCopies(_ ids: [Int64], on db: any Database) async throws {
+        guard !ids.isEmpty else { return }
+        try await delete(on: db) { $0.group(.or) { $0.filter(\.$id ~~ ids).filter(\.$originMessageID ~~ ids) } }
+    }
+
+    /// Replaces what a message says (its status, a disclosed URL), sealed again to the same inbox.
+    package static func reseal(_ messageID: Int64, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
+        guard let sealed = try await seal(payload, id: messageID, to: recipient, on: db) else { return }
+        try await Message.query(on: db).filter(\.$id == messageID).filter(\.$userAnonymized.$id == recipient)
+            .set(\.$sealedPayload, to: sealed).update()
+    }
+
+    /// Moves a message to the state an action gives it, only if it still holds the sealed bytes the action
+    /// read (sealed boxes are randomized, so equal bytes mean an unchanged message). Of two taps on the same
+    /// action at once one wins; the other gets `error.message.action.not.supported`, as a later repeat does.
+    /// Call it first in the action's transaction.
+    package static func transition(_ message: OpenedMessage, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
+        guard let sealed = try await seal(payload, id: message.id, to: recipient, on: db) else { throw YonaError(.messageNotFound) }
+        let changed = try await db.sql.raw(
+            """
+            UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: sealed)
+            WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: recipient) AND sealed_payload = \(bind: message.record.sealedPayload)
+            RETURNING id
+            """
+        ).first()
+        guard changed != nil else { throw YonaError(.messageActionNotSupported) }
+    }
+
+    /// `payload` under message id `id`, sealed to the recipient's anonymous inbox; nil when the recipient is gone.
+    private static func seal(_ payload: MessagePayload, id: Int64, to recipient: UUID, on db: any Database) async throws -> Data? {
+        let keys = try await inboxKeys(of: [recipient], on: db)
+        guard keys[recipient] != nil else { return nil }
+        var payload = payload
+        payload.messageID = id
+        return try seal([(recipient, payload)], keys: keys).first
+    }
+
+    /// Opens a message with the owner's inbox key; a payload that names another id is refused.
+    package static func open(_ message: Message, with inbox: BoxKeyPair) throws -> MessagePayload {
+        let plaintext = try SealedBox.open(Array(message.sealedPayload), keyPair: inbox)
+        let payload = try JSONDecoder().decode(MessagePayload.self, from: Data(plaintext))
+        guard payload.messageID == message.id else { throw YonaError(.decryptingData) }
+        return payload
+    }
+}
+
+/// Writes the push outbox; the only code that does.
+package enum OutboxWriter {
+    package static func queuePushes(messageID: Int64, recipient: UUID, on db: any Database, now: Date) async throws {
+        try await queuePushes([(messageID, recipient)], on: db, now: now)
+    }
+
+    /// A push for each message to each of its recipient's devices that can get one: one read, one insert.
+    package static func queuePushes(_ messages: [(id: Int64, recipient: UUID)], on db: any Database, now: Date) async throws {
+        guard !messages.isEmpty else { return }
+        var devices: [UUID: [UUID]] = [:]
+        for row in try await db.sql.raw(
+            """
+            SELECT id, user_anonymized_id FROM \(unsafeRaw: DeviceAnonymized.schema)
+            WHERE user_anonymized_id IN (\(binds: Array(Set(messages.map(\.recipient))))) AND firebase_instance_id IS NOT NULL
+            AND notifications_enabled = \(bind: true)
+            """
+        ).all() {
+            devices[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(try row.decode(column: "id", as: UUID.self))
+        }
+        let rows = messages.flatMap { message in
+            devices[message.recipient, default: []].map { device -> SQLQueryString in
+                """
+                (\(bind: UUID()), \(bind: device), \(bind: message.id), \(bind: PendingPush.State.pending.rawValue), 0, \(bind: now), \(bind: now))
+                """
+            }
+        }
+        // in chunks that stay under the drivers' bind limits (7 per row; SQLite allows 32,766)
+        for chunk in rows.chunked(2000) {
+            try await db.sql.raw(
+                """
+                INSERT INTO \(unsafeRaw: PendingPush.schema) (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
+                VALUES \(Array(chunk).joined(separator: ", "))
+                """
+            ).run()
+        }
+    }
+}

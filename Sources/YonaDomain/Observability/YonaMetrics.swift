@@ -1,0 +1,124 @@
+import Fluent
+import Foundation
+import Prometheus
+import YonaStore
+
+/// The server's Prometheus metrics (operations.md "Observability", push.md "Metrics"). One registry per
+/// application, so tests that run many applications in one process do not share counters.
+package final class YonaMetrics: Sendable {
+    package let registry = PrometheusCollectorRegistry()
+
+    private static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+    ]
+
+    private func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "yona", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    package func push(outcome: String, errorCode: String) {
+        registry.makeCounter(
+            descriptor: name("pushes", "total", "Push attempts by outcome and provider error code"),
+            labels: [("outcome", outcome), ("error_code", errorCode)]
+        ).increment()
+    }
+
+    package func pushRetry() {
+        registry.makeCounter(descriptor: name("push_retries", "total", "Pushes put back for a later attempt")).increment()
+    }
+
+    package func tokenCleared(reason: String) {
+        registry.makeCounter(
+            descriptor: name("push_tokens_cleared", "total", "Instance IDs cleared, by reason"),
+            labels: [("reason", reason)]
+        ).increment()
+    }
+
+    package func fcmRequest(duration: Duration) {
+        registry.makeDurationHistogram(
+            descriptor: name("fcm_request_duration", "seconds", "FCM messages:send latency"),
+            labels: [], buckets: Self.latencyBuckets
+        ).record(duration)
+    }
+
+    package func oauthRefresh() {
+        registry.makeCounter(descriptor: name("fcm_oauth_refreshes", "total", "FCM access tokens obtained")).increment()
+    }
+
+    package func analyzerEvents(_ count: Int, conflicts: Int) {
+        registry.makeCounter(descriptor: name("analyzer_events", "total", "Activity events recorded")).increment(by: Int64(count))
+        if conflicts > 0 {
+            registry.makeCounter(descriptor: name("goal_conflict_messages", "total", "Goal-conflict messages raised (own and buddy copies)"))
+                .increment(by: Int64(conflicts))
+        }
+    }
+
+    /// One group-commit round of analyzer reports (events / rounds is the mean round size).
+    package func analyzerRound(reports: Int) {
+        registry.makeCounter(descriptor: name("analyzer_rounds", "total", "Transactions that recorded analyzer reports")).increment()
+        registry.makeCounter(descriptor: name("analyzer_round_reports", "total", "Analyzer reports recorded in those rounds"))
+            .increment(by: Int64(reports))
+    }
+
+    package func text(channel: String, outcome: String) {
+        registry.makeCounter(
+            descriptor: name("texts", "total", "Texts and e-mails by channel and outcome (sent, retry, rejected, failed)"),
+            labels: [("channel", channel), ("outcome", outcome)]
+        ).increment()
+    }
+
+    package func backgroundJobSucceeded(_ job: String) {
+        registry.makeGauge(
+            descriptor: name("background_job_last_success", "timestamp_seconds", "When a background job last finished a round"),
+            labels: [("job", job)]
+        ).set(to: Date().timeIntervalSince1970)
+    }
+
+    package func backgroundJobFailed(_ job: String) {
+        registry.makeCounter(
+            descriptor: name("background_job_failures", "total", "Background job rounds that failed (logged with their cause)"),
+            labels: [("job", job)]
+        ).increment()
+    }
+
+    package func keyDerivation(duration: Duration) {
+        registry.makeDurationHistogram(
+            descriptor: name("kdf_duration", "seconds", "Argon2id key-derivation time"),
+            labels: [],
+            buckets: [
+                .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+                .milliseconds(500), .seconds(1), .seconds(2),
+            ]
+        ).record(duration)
+    }
+
+    /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.
+    package func refreshOutboxGauges(on db: any Database, now: Date = Date()) async throws {
+        let open = PendingPush.query(on: db)
+            .filter(\.$state == PendingPush.State.pending.rawValue)
+        let depth = try await open.count()
+        let oldest = try await open.sort(\.$createdAt).first()?.createdAt
+        registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))
+        registry.makeGauge(descriptor: name("push_oldest_pending", "seconds", "Age of the oldest unfinished outbox row"))
+            .set(to: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+        let texts = try await PendingText.query(on: db)
+            .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue]).count()
+        registry.makeGauge(descriptor: name("text_outbox_depth", "", "Texts and e-mails not yet sent")).set(to: Double(texts))
+        // A change that keeps failing holds up the ones behind it (they are applied in order): a depth that only grows
+        // with failed attempts is the signal.
+        let vpnChanges = try await PendingVPNAccountChange.query(on: db).count()
+        let vpnFailing = try await PendingVPNAccountChange.query(on: db).filter(\.$attempts > 0).count()
+        registry.makeGauge(descriptor: name("vpn_account_outbox_depth", "", "VPN account changes not yet applied to the directory"))
+            .set(to: Double(vpnChanges))
+        registry.makeGauge(descriptor: name("vpn_account_outbox_failing", "", "Waiting VPN account changes that failed at least once"))
+            .set(to: Double(vpnFailing))
+        let fanOut = try await AnnouncementFanOut(db: db, skipLocked: false).pending()
+        registry.makeGauge(descriptor: name("announcement_recipients_pending", "", "Users a system announcement still has to reach"))
+            .set(to: Double(fanOut))
+    }
+
+    package func exposition() -> String { registry.emitToString() }
+
+    package init() {}
+}

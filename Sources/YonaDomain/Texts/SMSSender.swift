@@ -1,0 +1,133 @@
+import Fluent
+import Foundation
+import Logging
+
+/// What the server texts a person. Implementations queue the text in the outbox (`QueuedSMSSender`); a failure to
+/// queue fails the operation, a failure to deliver never does.
+package protocol SMSSender: Sendable {
+    func sendConfirmationCode(_ code: String, to number: MobileNumber) async throws
+    /// The text that invites a number a buddy named; `link` carries the temporary password.
+    func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async throws
+    /// The code that lets a new phone overwrite the account of a lost one.
+    func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws
+    /// That a direct message (buddy request, answer, disconnect) waits in the app; content-free.
+    func sendMessageNotice(to number: MobileNumber) async throws
+    /// A pin reset's code, texted not before `notBefore` (Yona waits a day, so a thief holding the phone for a
+    /// moment cannot reset the pin).
+    func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws
+    /// The same texts queued in a caller's transaction `tx` and only queued (issue 13): they exist exactly when the
+    /// change that causes them commits. `afterCommit` then tries them at once; what it cannot deliver the
+    /// `text-outbox` job delivers later.
+    func inTransaction(_ tx: any Database) -> TransactionTexts
+}
+
+/// Texts queued inside a transaction (`SMSSender.inTransaction`).
+package struct TransactionTexts: Sendable {
+    package let sender: any SMSSender
+    package let afterCommit: @Sendable () async -> Void
+}
+
+/// The ids of texts queued in a transaction, for trying them once it committed.
+package final class QueuedTextIDs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [UUID] = []
+
+    package func add(_ id: UUID) { lock.withLock { ids.append(id) } }
+    package var all: [UUID] { lock.withLock { ids } }
+}
+
+/// The texts themselves: Yona's wording; only the inviter's names are user-typed (issue 13).
+package enum SMSTexts {
+    package static func confirmationCode(_ code: String) -> String { "Your Yona confirmation code: \(code)" }
+
+    package static func invitation(_ invitation: BuddyInvitation) -> String {
+        "\(invitation.inviterFirstName) \(invitation.inviterLastName) invites you to become buddies on Yona: \(invitation.link)"
+    }
+
+    package static func overwriteCode(_ code: String) -> String { "Your Yona code to move your account to a new phone: \(code)" }
+
+    package static func pinResetCode(_ code: String) -> String { "Your Yona pin reset code: \(code)" }
+}
+
+/// Queues each text in the outbox and tries it at once (`TextOutbox.sendNow`): the text goes out with the request
+/// as before, and when the provider is down the `text-outbox` job delivers it later.
+package struct QueuedSMSSender: SMSSender {
+    package let outbox: TextOutbox
+    /// Set inside a transaction: texts are only queued, their ids kept for after the commit.
+    package var queuedInTransaction: QueuedTextIDs? = nil
+
+    package func inTransaction(_ tx: any Database) -> TransactionTexts {
+        let ids = QueuedTextIDs()
+        let outbox = self.outbox
+        return TransactionTexts(
+            sender: QueuedSMSSender(outbox: outbox.on(tx), queuedInTransaction: ids),
+            afterCommit: { for id in ids.all { await outbox.sendNow(id) } })
+    }
+
+    /// Queues and tries at once, or, inside a transaction, only queues.
+    private func send(_ text: OutgoingText) async throws {
+        if let queuedInTransaction {
+            queuedInTransaction.add(try await outbox.queue(text))
+        } else {
+            try await outbox.send(text)
+        }
+    }
+
+    package func sendConfirmationCode(_ code: String, to number: MobileNumber) async throws {
+        try await send(.sms(to: number.value, text: SMSTexts.confirmationCode(code), kind: "confirmation code"))
+    }
+
+    package func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async throws {
+        try await send(.sms(to: number.value, text: SMSTexts.invitation(invitation), kind: "buddy invitation"))
+    }
+
+    package func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws {
+        try await send(.sms(to: number.value, text: SMSTexts.overwriteCode(code), kind: "account-overwrite code"))
+    }
+
+    package func sendMessageNotice(to number: MobileNumber) async throws {
+        try await send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
+    }
+
+    package func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws {
+        let text = OutgoingText.sms(to: number.value, text: SMSTexts.pinResetCode(code), kind: "pin reset code")
+        if notBefore <= Date() {
+            try await send(text)
+        } else {
+            try await outbox.queue(text, notBefore: notBefore)
+        }
+    }
+
+    package init(outbox: TextOutbox, queuedInTransaction: QueuedTextIDs? = nil) {
+        self.outbox = outbox
+        self.queuedInTransaction = queuedInTransaction
+    }
+}
+
+/// How a text leaves the server; implementations never log a number or any content.
+package protocol SMSTransport: Sendable {
+    func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome
+}
+
+/// What became of one delivery attempt.
+package enum DeliveryOutcome: Sendable, Equatable {
+    case delivered
+    /// Worth trying again later (the provider is down, overloaded, or timed out).
+    case retry(String)
+    /// Refused for good (a number the gateway will never take).
+    case rejected(String)
+}
+
+/// The embedded default: records that a text would have gone out, and nothing of what or to whom.
+package struct LogSMSTransport: SMSTransport {
+    package let logger: Logger
+
+    package func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
+        logger.info("sms: \(kind) sent", metadata: ["sms_provider": "log"])
+        return .delivered
+    }
+
+    package init(logger: Logger) {
+        self.logger = logger
+    }
+}

@@ -1,0 +1,216 @@
+import Fluent
+import Foundation
+import Logging
+import SQLKit
+import YonaCrypto
+import YonaStore
+
+/// One text or e-mail as it waits in the outbox (sealed, see `PendingText`).
+package enum OutgoingText: Codable, Sendable, Equatable {
+    case sms(to: String, text: String, kind: String)
+    case email(Email)
+
+    package var channel: String {
+        switch self {
+        case .sms: "sms"
+        case .email: "email"
+        }
+    }
+}
+
+/// Where texts and mails go out.
+package struct TextTransports: Sendable {
+    package let sms: any SMSTransport
+    package let email: any EmailTransport
+
+    package init(sms: any SMSTransport, email: any EmailTransport) {
+        self.sms = sms
+        self.email = email
+    }
+}
+
+/// The durable outbox of texts and e-mails (issue 13), built like the push outbox: a text is queued (sealed) on the
+/// caller's database handle, so inside the transaction of the change that causes it when the caller has one; the
+/// request then tries it at once (`sendNow`), and the `text-outbox` background job sends what is due again, with
+/// backoff, until it is delivered, refused, or too old. Rows are claimed with a lease (`FOR UPDATE SKIP LOCKED` on
+/// PostgreSQL), so two instances never send one text twice; after a crash the lease lapses and it goes out once.
+/// Delivered rows are deleted: nothing of a text outlives its sending.
+package struct TextOutbox: Sendable {
+    package struct Settings: Sendable {
+        package var leaseSeconds: TimeInterval = 60
+        package var backoffSeconds: TimeInterval = 5
+        /// A code texted hours late is of no use; after this a text is given up.
+        package var maxAgeSeconds: TimeInterval = 6 * 3600
+
+        package init(leaseSeconds: TimeInterval = 60, backoffSeconds: TimeInterval = 5, maxAgeSeconds: TimeInterval = 6 * 3600) {
+            self.leaseSeconds = leaseSeconds
+            self.backoffSeconds = backoffSeconds
+            self.maxAgeSeconds = maxAgeSeconds
+        }
+    }
+
+    private(set) var db: any Database
+    package let key: SymmetricKey
+    package let transports: TextTransports
+    package var settings = Settings()
+    package let skipLocked: Bool
+    /// Texts to one number per hour at sending time too (the request side limits them as well).
+    package let perNumberPerHour: Int
+    package let rateLimitKey: [UInt8]
+    package let logger: Logger
+    package var metrics: YonaMetrics? = nil
+
+    /// The same outbox on another handle (a transaction's, to queue with the change that causes a text).
+    package func on(_ db: any Database) -> TextOutbox {
+        var copy = self
+        copy.db = db
+        return copy
+    }
+
+    /// Queues and tries at once; a delivery failure leaves it queued for the background job and fails nothing.
+    package func send(_ text: OutgoingText, now: Date = Date()) async throws {
+        let id = try await queue(text, now: now)
+        await sendNow(id)
+    }
+
+    /// Queues a text; the background job sends it from `notBefore` on (now, unless it must wait).
+    @discardableResult
+    package func queue(_ text: OutgoingText, now: Date = Date(), notBefore: Date? = nil) async throws -> UUID {
+        let id = UUID()
+        let sealed = AEAD.seal(Array(try JSONEncoder().encode(text)), key: key, associatedData: Self.associatedData(id))
+        let row = PendingText(id: id, channel: text.channel, sealed: Data(sealed), now: now)
+        if let notBefore {
+            // Its time to be delivered (and the maximum age) starts then.
+            row.nextAttemptAt = notBefore
+            row.createdAt = Date(timeIntervalSince1970: (notBefore.timeIntervalSince1970 / 60).rounded(.down) * 60)
+        }
+        try await row.create(on: db)
+        return id
+    }
+
+    /// Claims one queued text and delivers it; a failure stays in the outbox (and in the log, by type).
+    package func sendNow(_ id: UUID, now: Date = Date()) async {
+        do {
+            let claimed = try await claim(now: now, limit: 1, only: id)
+            for row in claimed { try await deliver(row, now: now) }
+        } catch {
+            logger.warning("text outbox: immediate delivery failed", metadata: ["error": .string(String(reflecting: type(of: error)))])
+        }
+    }
+
+    /// One round of the background job: claims up to `limit` due texts and finishes each. Returns how many it claimed.
+    @discardableResult
+    package func drainOnce(now: Date = Date(), limit: Int = 64) async throws -> Int {
+        let claimed = try await claim(now: now, limit: limit, only: nil)
+        for row in claimed { try await deliver(row, now: now) }
+        return claimed.count
+    }
+
+    private struct Claimed: Decodable {
+        package let id: UUID
+        package let sealed: Data
+        package let attempts: Int
+        package let createdAt: Date
+
+        package enum CodingKeys: String, CodingKey {
+            case id, sealed, attempts
+            case createdAt = "created_at"
+        }
+    }
+
+    private func claim(now: Date, limit: Int, only id: UUID?) async throws -> [Claimed] {
+        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
+        let one: SQLQueryString = id.map { "AND t.id = \(bind: $0)" } ?? ""
+        return try await db.sql.raw(
+            """
+            UPDATE text_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
+            WHERE id IN (
+                SELECT t.id FROM text_outbox t
+                WHERE ((t.state = 'pending' AND t.next_attempt_at <= \(bind: now)) OR (t.state = 'claimed' AND t.claimed_until < \(bind: now)))
+                \(one)
+                ORDER BY t.next_attempt_at
+                LIMIT \(bind: limit)
+                \(lock)
+            )
+            RETURNING id, sealed, attempts, created_at
+            """
+        ).all(decoding: Claimed.self)
+    }
+
+    private func deliver(_ row: Claimed, now: Date) async throws {
+        guard let plain = try? AEAD.open(Array(row.sealed), key: key, associatedData: Self.associatedData(row.id)),
+            let text = try? JSONDecoder().decode(OutgoingText.self, from: Data(plain))
+        else {
+            // Sealed under another recovery key (a restore without the secret): it can never go out.
+            return try await finish(row, outcome: .rejected("UNREADABLE"), channel: "unknown", now: now)
+        }
+        let outcome: DeliveryOutcome
+        switch text {
+        case .sms(let to, let body, let kind):
+            let limit = RateLimiter.Limit(name: "texts-sent", max: perNumberPerHour, window: 3600)
+            if try await RateLimiter(db: db, key: rateLimitKey).allows(limit, to) {
+                outcome = await transports.sms.deliver(body, to: to, kind: kind)
+            } else {
+                logger.warning("sms: \(kind) dropped, too many texts to one number", metadata: ["sms_provider": "outbox"])
+                outcome = .rejected("RATE_LIMITED")
+            }
+        case .email(let email):
+            outcome = await transports.email.deliver(email)
+        }
+        try await finish(row, outcome: outcome, channel: text.channel, now: now)
+    }
+
+    private func finish(_ row: Claimed, outcome: DeliveryOutcome, channel: String, now: Date) async throws {
+        switch outcome {
+        case .delivered:
+            metrics?.text(channel: channel, outcome: "sent")
+            try await PendingText.query(on: db).filter(\.$id == row.id).delete()
+        case .retry(let code):
+            let delay = settings.backoffSeconds * pow(2, Double(min(row.attempts, 12))) * Double.random(in: 0.5...1.5)
+            if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
+                metrics?.text(channel: channel, outcome: "failed")
+                logger.warning("text outbox: given up after its maximum age", metadata: ["channel": .string(channel), "error_code": .string(code)])
+                try await markFailed(row, code)
+            } else {
+                metrics?.text(channel: channel, outcome: "retry")
+                try await PendingText.query(on: db).filter(\.$id == row.id)
+                    .set(\.$state, to: PendingText.State.pending.rawValue).set(\.$attempts, to: row.attempts + 1)
+                    .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay)).set(\.$claimedUntil, to: nil)
+                    .set(\.$lastError, to: code).update()
+            }
+        case .rejected(let code):
+            metrics?.text(channel: channel, outcome: "rejected")
+            try await markFailed(row, code)
+        }
+    }
+
+    /// A text that will not go out keeps no content: only its channel and why, for the operator.
+    private func markFailed(_ row: Claimed, _ code: String) async throws {
+        try await PendingText.query(on: db).filter(\.$id == row.id)
+            .set(\.$state, to: PendingText.State.failed.rawValue).set(\.$sealed, to: Data())
+            .set(\.$attempts, to: row.attempts + 1).set(\.$claimedUntil, to: nil).set(\.$lastError, to: code).update()
+    }
+
+    /// Forgets failed texts after a day (the housekeeping job).
+    package static func purgeFailed(on db: any Database, now: Date = Date()) async throws {
+        try await PendingText.query(on: db).filter(\.$state == PendingText.State.failed.rawValue)
+            .filter(\.$createdAt < now.addingTimeInterval(-86_400)).delete()
+    }
+
+    private static func associatedData(_ id: UUID) -> [UInt8] { Array("text_outbox.sealed".utf8) + [0] + id.bytes }
+
+    package init(
+        db: any Database, key: SymmetricKey, transports: TextTransports, settings: Settings = Settings(), skipLocked: Bool,
+        perNumberPerHour: Int, rateLimitKey: [UInt8], logger: Logger, metrics: YonaMetrics? = nil
+    ) {
+        self.db = db
+        self.key = key
+        self.settings = settings
+        self.transports = transports
+        self.skipLocked = skipLocked
+        self.perNumberPerHour = perNumberPerHour
+        self.rateLimitKey = rateLimitKey
+        self.logger = logger
+        self.metrics = metrics
+    }
+}
