@@ -65,25 +65,62 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // Push delivery: the outbox's drain and the FCM client; no Vapor.
         .target(
-            name: "YonaServer",
+            name: "YonaPush",
             dependencies: [
                 "YonaCrypto",
                 "YonaStore",
                 "YonaDomain",
-                "CGD",
-                "CLDAP",
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The server's settings, read from the environment with one-line errors.
+        .target(
+            name: "YonaConfig",
+            dependencies: [
+                "YonaCrypto",
+                "YonaDomain",
+                "YonaPush",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // The HTTP API: routes, strict decoding, HAL rendering, the error mapping, the listeners.
+        .target(
+            name: "YonaAPI",
+            dependencies: [
+                "YonaCrypto",
+                "YonaStore",
+                "YonaDomain",
+                "YonaPush",
+                "YonaConfig",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The executable's commands and the wiring: configuration in, services and listeners out.
+        .target(
+            name: "YonaServer",
+            dependencies: [
+                "YonaStore",
+                "YonaDomain",
+                "YonaPush",
+                "YonaConfig",
+                "YonaAPI",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .executableTarget(
@@ -101,6 +138,9 @@ let package = Package(
                 "YonaServer",
                 "YonaStore",
                 "YonaDomain",
+                "YonaPush",
+                "YonaConfig",
+                "YonaAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

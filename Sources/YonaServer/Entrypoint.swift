@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YonaAPI
 
 /// The executable's whole life: parse the command line (`serve` by default; `yona-server --help`), then run the
 /// command, which reads the configuration and wires only what it needs. Exit status: 0 done, 1 failed (bad

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import YonaCrypto
 
+@testable import YonaAPI
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

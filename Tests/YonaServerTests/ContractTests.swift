@@ -2,6 +2,7 @@ import Foundation
 import SQLiteNIO
 import Testing
 
+@testable import YonaAPI
 @testable import YonaDomain
 @testable import YonaServer
 

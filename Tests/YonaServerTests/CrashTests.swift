@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// push.md "A crash or restart loses nothing": the real `yona-server` executable is killed with SIGKILL while

@@ -3,6 +3,7 @@ import Foundation
 import SQLKit
 import Testing
 
+@testable import YonaAPI
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

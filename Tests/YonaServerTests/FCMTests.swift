@@ -3,6 +3,9 @@ import Fluent
 import Foundation
 import Testing
 
+@testable import YonaAPI
+@testable import YonaConfig
+@testable import YonaPush
 @testable import YonaServer
 @testable import YonaStore
 

@@ -4,6 +4,7 @@ import NIOCore
 import SQLKit
 import Testing
 
+@testable import YonaAPI
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

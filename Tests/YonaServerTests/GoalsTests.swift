@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 @testable import YonaStore
 

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import Testing
 import Vapor
 
+@testable import YonaAPI
 @testable import YonaServer
 @testable import YonaStore
 

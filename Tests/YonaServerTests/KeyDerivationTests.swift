@@ -4,6 +4,7 @@ import NIOPosix
 import Testing
 import YonaCrypto
 
+@testable import YonaAPI
 @testable import YonaDomain
 @testable import YonaServer
 

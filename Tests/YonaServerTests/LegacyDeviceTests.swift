@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// api.md "Legacy-device detection" and docs/legacy-devices.md: two phones that share one device entry.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// privacy.md "What leaves the server", logs: the real executable, at its most verbose level, plays every

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import Vapor
 
+@testable import YonaConfig
 @testable import YonaServer
 @testable import YonaStore
 

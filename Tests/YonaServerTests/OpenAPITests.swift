@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import Vapor
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaServer
 
 /// api.md: everything the server serves is described in openapi.yaml, and nothing more.

@@ -6,6 +6,8 @@ import SQLKit
 import ServiceLifecycle
 import Testing
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaServer
 @testable import YonaStore
 

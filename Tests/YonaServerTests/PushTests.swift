@@ -3,6 +3,8 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 
+@testable import YonaAPI
+@testable import YonaPush
 @testable import YonaServer
 @testable import YonaStore
 

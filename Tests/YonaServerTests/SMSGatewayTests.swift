@@ -3,6 +3,8 @@ import NIOConcurrencyHelpers
 import Testing
 import Vapor
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

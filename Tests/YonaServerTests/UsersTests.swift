@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 @testable import YonaStore
 

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 import YonaCrypto
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

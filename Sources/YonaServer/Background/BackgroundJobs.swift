@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaAPI
 import YonaDomain
 
 extension Application {

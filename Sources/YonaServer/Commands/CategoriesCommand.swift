@@ -2,6 +2,7 @@ import ArgumentParser
 import Fluent
 import Foundation
 import Vapor
+import YonaAPI
 import YonaDomain
 import YonaStore
 

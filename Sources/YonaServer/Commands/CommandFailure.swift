@@ -1,4 +1,5 @@
 import Foundation
+import YonaAPI
 
 /// How an operator command ends when it cannot do its job. The entry point prints `message` on stderr
 /// (one line, never personal data) and exits with the kind's status: 2 for a usage mistake (wrong or

@@ -2,6 +2,7 @@ import ArgumentParser
 import Fluent
 import Foundation
 import Vapor
+import YonaAPI
 
 /// `yona-server migrate`: applies pending migrations without asking, so scripts and containers can run it;
 /// `serve` does the same at start-up. It starts no background work and writes no secret.

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Vapor
+import YonaAPI
 import YonaDomain
+import YonaPush
 
 /// `yona-server push-test --instance-id T`: one content-free push through the configured provider, and
 /// what the provider answered (the operator's "does my Firebase set-up work" check).

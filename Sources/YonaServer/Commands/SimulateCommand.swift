@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Vapor
+import YonaAPI
 import YonaDomain
 
 /// `yona-server simulate conflict --vpn-login-id ID --category gambling --url URL`: posts a network activity

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Vapor
+import YonaAPI
 
 /// `yona-server workers` (or `serve --workers-only`): the background jobs (push outbox, announcement fan-out,
 /// housekeeping) without the public HTTP listener, until SIGTERM or SIGINT; with `YONA_INTERNAL_PORT` set, the

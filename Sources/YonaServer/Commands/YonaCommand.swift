@@ -4,6 +4,8 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 import Vapor
+import YonaAPI
+import YonaConfig
 
 /// `yona-server`: the executable's commands, parsed by swift-argument-parser before anything is configured, so
 /// `--help` and a usage mistake have no side effects. `serve` is the default.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import YonaConfig
 
 /// The server's log handler. Below `info`, only the server's own code may log: at `debug` and `trace` Vapor
 /// prints whole request heads (`Yona-Password`, one-time passwords, paths with numbers) and FluentKit prints
@@ -37,7 +38,7 @@ struct QuietFrameworksLogHandler: LogHandler {
     }
 
     /// A log event's source is the module that logged it: the server's own modules (Package.swift).
-    static let ownModules: Set<String> = ["YonaServer", "YonaDomain", "YonaStore", "YonaCrypto"]
+    static let ownModules: Set<String> = ["YonaServer", "YonaAPI", "YonaConfig", "YonaPush", "YonaDomain", "YonaStore", "YonaCrypto"]
 
     static func isOwn(_ source: String) -> Bool { ownModules.contains(source) }
 }

@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import YonaAPI
+
 /// A process the tests start: the `yona-server` executable, psql, openssl, python. Spawned with posix_spawn, not
 /// Foundation's `Process`: `Process.run` crashed the whole test process in memcpy now and then while parallel tests
 /// spawned (even one spawn at a time under a lock), and it keeps pipes open that a daemonizing child inherits.

@@ -4,6 +4,8 @@ import NIOConcurrencyHelpers
 import NIOSSL
 import Vapor
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaServer
 
 /// A local stand-in for Firebase over real HTTP (push.md "Providers"): an OAuth token endpoint that checks the

@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import YonaAPI
+
 /// A JSON value with its type kept exactly (JSONSerialization on Linux blurs booleans and numbers).
 enum JSONValue: Decodable, Equatable {
     case object([String: JSONValue])

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// A user as a test knows it after creating it through the API.

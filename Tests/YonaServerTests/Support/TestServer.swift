@@ -6,6 +6,8 @@ import ServiceLifecycle
 import Testing
 import Vapor
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

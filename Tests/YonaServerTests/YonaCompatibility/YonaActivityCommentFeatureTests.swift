@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// Yona's `ActivityCommentTest.groovy`: buddies comment on each other's days and weeks and reply in threads.

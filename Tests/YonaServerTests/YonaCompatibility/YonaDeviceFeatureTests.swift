@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaServer
 
 /// Yona's `DeviceTest` and `DeviceManagementTest` features that concern what exists here, walked through the links

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// Yona's `EditGoalsTest` features, walked with the links the app holds, on SQLite and PostgreSQL. Yona's test

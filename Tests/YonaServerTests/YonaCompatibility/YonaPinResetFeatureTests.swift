@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaServer
 
 /// Yona's `PinResetRequestTest.groovy`: forgetting the app's PIN, with Yona's links, delay, codes and lockout.

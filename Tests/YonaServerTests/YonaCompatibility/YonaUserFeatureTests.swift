@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaServer
 
 /// Yona's `UserTest`, `UserValidationTest` and `LocalizationTest` features, walked the way the app walks them:

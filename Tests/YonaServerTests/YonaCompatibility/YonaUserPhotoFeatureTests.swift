@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Testing
 
+@testable import YonaAPI
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

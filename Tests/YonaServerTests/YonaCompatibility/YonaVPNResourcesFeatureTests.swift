@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import YonaAPI
+@testable import YonaConfig
 @testable import YonaDomain
 @testable import YonaServer
 

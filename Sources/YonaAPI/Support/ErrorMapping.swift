@@ -1,0 +1,124 @@
+import AsyncKit
+import Foundation
+import SQLiteNIO
+import Vapor
+import YonaDomain
+import YonaStore
+
+/// The one place where an error becomes a response: `{"code","message","correlationId"}` with the
+/// contract's status. Nothing internal reaches the body.
+package struct ErrorMappingMiddleware: AsyncMiddleware {
+    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            let yonaError = Self.classify(error, request: request)
+            if yonaError.code == .unexpected {
+                request.logger.error("unexpected error", metadata: ["error_type": .string(String(reflecting: type(of: error)))])
+            } else if yonaError.code == .serviceUnavailable {
+                request.logger.warning("overloaded", metadata: ["cause": .string(Self.cause(of: error))])
+            }
+            return Self.response(for: yonaError, request: request)
+        }
+    }
+
+    package static func classify(_ error: any Error, request: Request) -> YonaError {
+        switch error {
+        case let error as YonaError:
+            return error
+        case is ConnectionPoolTimeoutError:
+            // Overload, not a bug: tell the client to come back shortly.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
+        case let sqlite as SQLiteError where isContention(sqlite.reason):
+            // Another process writes the same SQLite file (this process serializes its own writes, see
+            // SerializedWritesDatabase). Nothing was written (the transaction rolled back): a retry succeeds.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
+        case let abort as any AbortError:
+            switch abort.status {
+            case .notFound where request.route == nil:
+                return YonaError(RouteTable.hasOtherMethod(for: request) ? .methodNotAllowed : .unknownPath)
+            case .methodNotAllowed: return YonaError(.methodNotAllowed)
+            case .payloadTooLarge: return YonaError(.tooLarge)
+            case .unsupportedMediaType: return YonaError(.unsupportedMediaType)
+            case .badRequest, .unprocessableEntity: return YonaError(.invalidJSON)
+            default: return YonaError(.unexpected)
+            }
+        default:
+            return YonaError(.unexpected)
+        }
+    }
+
+    /// What made a request answer 503, for the operator: the error's type and, for SQLite, its reason (never a
+    /// message, which could quote a value).
+    package static func cause(of error: any Error) -> String {
+        if let sqlite = error as? SQLiteError { return "sqlite: \(sqlite.reason)" }
+        return String(reflecting: type(of: error))
+    }
+
+    /// SQLite's answers for "another connection holds the lock", which a retry resolves.
+    package static func isContention(_ reason: SQLiteError.Reason) -> Bool {
+        switch reason {
+        case .busy, .busyInSnapshot, .busyTimeout, .busyInRecovery, .locked, .lockedBySharedCache: true
+        default: false
+        }
+    }
+
+    package static func response(for error: YonaError, request: Request) -> Response {
+        struct Body: Encodable {
+            package let code: String
+            package let message: String
+            package let correlationId: String
+            package let remainingAttempts: Int?
+        }
+        let body = Body(
+            code: error.code.rawValue, message: error.code.message(in: request.context.locale, quoting: error.quoted),
+            correlationId: request.context.correlationID, remainingAttempts: error.remainingAttempts)
+        let response = Response(status: error.code.status)
+        response.headers.contentType = .json
+        if let retry = error.retryAfterSeconds { response.headers.replaceOrAdd(name: .retryAfter, value: String(retry)) }
+        response.body = .init(data: (try? JSONEncoder().encode(body)) ?? Data())
+        return response
+    }
+
+    package init() {}
+}
+
+extension ErrorCode {
+    package var status: HTTPResponseStatus {
+        switch self {
+        case .deviceNotFound, .userPhotoNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty:
+            .notFound
+        case .unauthorized: .unauthorized
+        case .unknownPath: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .tooLarge: .payloadTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .tooManyRequests: .tooManyRequests
+        case .unexpected: .internalServerError
+        case .serviceUnavailable: .serviceUnavailable
+        default: .badRequest
+        }
+    }
+}
+
+/// Tells an unknown path from a known path asked with the wrong method.
+package enum RouteTable {
+    package static func hasOtherMethod(for request: Request) -> Bool {
+        let segments = request.url.path.split(separator: "/").map(String.init)
+        return request.application.routes.all.contains { route in
+            route.method != request.method && route.answers(on: request.listener) && matches(route.path, segments)
+        }
+    }
+
+    private static func matches(_ pattern: [PathComponent], _ segments: [String]) -> Bool {
+        if pattern.last == .catchall { return segments.count >= pattern.count - 1 }
+        guard pattern.count == segments.count else { return false }
+        return zip(pattern, segments).allSatisfy { component, segment in
+            switch component {
+            case .constant(let constant): constant == segment
+            case .parameter, .anything: true
+            case .catchall: true
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import YonaDomain
+
+/// `POST /users/` body. Device fields come all together or not at all.
+package struct CreateUserRequest: StrictBody {
+    package let firstName: String?
+    package let lastName: String?
+    package let nickname: String?
+    package let mobileNumber: String?
+    package let deviceName: String?
+    package let deviceOperatingSystem: String?
+    package let deviceAppVersion: String?
+    package let deviceAppVersionCode: LenientInt?
+    package let deviceFirebaseInstanceId: String?
+
+    package static let allowedKeys: Set<String> = [
+        "firstName", "lastName", "nickname", "mobileNumber", "deviceName", "deviceOperatingSystem",
+        "deviceAppVersion", "deviceAppVersionCode", "deviceFirebaseInstanceId",
+    ]
+    package static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
+
+    package func toNewUser() throws -> NewUser {
+        let firstName = try PersonName.validated(firstName, or: .firstNameMissing, property: "firstName")
+        let lastName = try PersonName.validated(lastName, or: .lastNameMissing, property: "lastName")
+        let nickname = try PersonName.validated(nickname, or: .nicknameMissing, property: "nickname")
+        let mobileNumber = try MobileNumber(try requireText(mobileNumber, or: .mobileNumberMissing))
+        let deviceFields: [Any?] = [deviceName, deviceOperatingSystem, deviceAppVersion, deviceAppVersionCode]
+        let device: NewDevice
+        if deviceFields.allSatisfy({ $0 == nil }) {
+            guard deviceFirebaseInstanceId == nil else { throw YonaError(.missingProperty) }
+            device = .default
+        } else {
+            let fields: [(String, Any?)] = [
+                ("deviceName", deviceName), ("deviceOperatingSystem", deviceOperatingSystem),
+                ("deviceAppVersion", deviceAppVersion), ("deviceAppVersionCode", deviceAppVersionCode),
+            ]
+            guard let deviceName, let deviceOperatingSystem, let deviceAppVersion, let deviceAppVersionCode else {
+                throw YonaError(.missingProperty, quoting: fields.first { $0.1 == nil }?.0)
+            }
+            device = NewDevice(
+                name: try NewDevice.validName(deviceName),
+                operatingSystem: try OperatingSystem(reported: deviceOperatingSystem),
+                appVersion: try requireText(deviceAppVersion), appVersionCode: try AppVersionCode.validated(deviceAppVersionCode.value),
+                firebaseInstanceID: try deviceFirebaseInstanceId.map(FirebaseInstanceID.validated))
+        }
+        return NewUser(firstName: firstName, lastName: lastName, nickname: nickname, mobileNumber: mobileNumber, device: device)
+    }
+}
+
+/// `PUT /users/{u}` body. `creationTime` only on a test server (Yona's tests date users in the past).
+package struct UpdateUserRequest: StrictBody {
+    package let firstName: String?
+    package let lastName: String?
+    package let nickname: String?
+    package let mobileNumber: String?
+    package let creationTime: String?
+
+    package static let allowedKeys: Set<String> = ["firstName", "lastName", "nickname", "mobileNumber", "creationTime"]
+    /// Device fields belong to a creation, not an update; Yona names `deviceName`.
+    package static let extraKeyPriority = ["deviceName"]
+
+    package func creationTime(testServer: Bool) throws -> Date? {
+        guard let creationTime else { return nil }
+        guard testServer else { throw YonaError(.extraProperty) }
+        guard let date = YonaDateFormat.parseTimestamp(creationTime) else { throw YonaError(.invalidJSON) }
+        return date
+    }
+    package static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
+}
+
+/// `POST /users/{u}/confirmMobileNumber` body.
+package struct ConfirmationCodeRequest: StrictBody {
+    package let code: String
+    package static let allowedKeys: Set<String> = ["code"]
+}
+
+/// Instance IDs are opaque tokens from Firebase; as Yona, any non-empty text is taken (its tests send
+/// "New firebase instance id"), within a size limit and without control characters.
+package enum FirebaseInstanceID {
+    package static func validated(_ raw: String) throws -> String {
+        guard !raw.isEmpty, raw.utf8.count <= 4096,
+            !raw.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+        else {
+            throw YonaError(.invalidJSON)
+        }
+        return raw
+    }
+}
+
+/// The user as its owner sees it.
+package struct OwnUserDTO: Encodable {
+    package let creationTime: String
+    package let appLastOpenedDate: String?
+    /// The day of the latest monitored activity; absent until there is one (Yona's).
+    package let lastMonitoredActivityDate: String?
+    package let firstName: String
+    package let lastName: String
+    package let nickname: String
+    package let mobileNumber: String
+    package let yonaPassword: String?
+    package let _embedded: Embedded?
+    package let _links: HALLinks
+
+    package struct Embedded: Encodable {
+        package let devices: HALCollection<OwnDeviceDTO>
+        package let goals: HALCollection<GoalDTO>
+        package let buddies: HALCollection<BuddyDTO>
+
+        package enum CodingKeys: String, CodingKey {
+            case devices = "yona:devices"
+            case goals = "yona:goals"
+            case buddies = "yona:buddies"
+        }
+    }
+
+}
+
+/// A device as its owner sees it.
+package struct OwnDeviceDTO: Encodable, Sendable {
+    package let name: String
+    package let operatingSystem: String
+    package let registrationTime: String
+    package let appLastOpenedDate: String?
+    package let lastMonitoredActivityDate: String?
+    /// Whether the app last reported its VPN connected (`POST .../vpnStatus/`).
+    package let vpnConnected: Bool
+    package let requestingDevice: Bool
+    /// On the requesting device only: the issuer name of the root certificate at `yona:sslRootCert`.
+    package let sslRootCertCN: String?
+    package let firebaseInstanceId: String?
+    package let notificationsEnabled: Bool
+    package let vpnProfile: VPNProfile
+    package let _links: HALLinks
+
+    package struct VPNProfile: Encodable, Sendable {
+        package let vpnLoginID: String
+        package let vpnPassword: String
+        package let _links: Links
+
+        package struct Links: Encodable, Sendable {
+            package let ovpnProfile: HALLink
+            package enum CodingKeys: String, CodingKey { case ovpnProfile = "yona:ovpnProfile" }
+        }
+    }
+}
+
+/// A buddy's user, as the buddy list embeds it and as `GET /users/{buddy}?requestingUserId={me}` answers: names,
+/// number, nickname, when the account was made and last opened, and, once the buddy shares, the goals and device
+/// names (never tokens, operating systems or versions).
+package struct BuddyUserDTO: Encodable, Sendable {
+    package struct Embedded: Encodable, Sendable {
+        package let goals: HALCollection<GoalDTO>
+        package let devices: HALCollection<BuddyDeviceDTO>
+        package enum CodingKeys: String, CodingKey {
+            case goals = "yona:goals"
+            case devices = "yona:devices"
+        }
+    }
+    /// A buddy's device: its name, and Yona's VPN flag.
+    package struct BuddyDeviceDTO: Encodable, Sendable {
+        package let name: String
+        package let vpnConnected: Bool
+    }
+    package let firstName: String
+    package let lastName: String
+    package let nickname: String
+    package let mobileNumber: String
+    package let creationTime: String?
+    package let appLastOpenedDate: String?
+    package let _embedded: Embedded?
+    package let _links: HALLinks
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import YonaCrypto
+import YonaDomain
+
+/// Where the files the apps download to set up monitoring come from (operations.md "VPN files"). Each path is
+/// either given (then it must be readable, or start-up stops naming the variable) or the embedded default under
+/// `resources/`, which is served when it is there and otherwise leaves its endpoint answering 404.
+package struct VPNResourceSettings: Sendable, Equatable {
+    package struct Path: Sendable, Equatable {
+        package var path: String
+        package var given: Bool
+    }
+
+    package var ovpnProfile: Path? = Path(path: "resources/profile.ovpn", given: false)
+    package var sslRootCertificate: Path? = Path(path: "resources/rootcert.cer", given: false)
+    package var mobileConfigTemplate: Path? = Path(path: "resources/apple.mobileconfig.xml", given: false)
+    /// Signing of the Apple configuration profile: certificate and key together, or neither (then unsigned, as
+    /// Yona with `signingEnabled=false`); the chain (e.g. Apple's intermediate) is optional.
+    package var signingCertificatePath: String?
+    package var signingKeyPath: String?
+    package var signingChainPath: String?
+    /// The iOS app that opens `/yonaapp/` links (Yona's `yona.appleAppId`).
+    package var appleAppID = "SFWNSYN8YK.com.xaton.yona"
+
+    package static let variables = (
+        ovpn: "YONA_OVPN_PROFILE_PATH", rootCert: "YONA_SSL_ROOT_CERT_PATH", template: "YONA_APPLE_MOBILECONFIG_TEMPLATE_PATH",
+        certificate: "YONA_APPLE_MOBILECONFIG_SIGNING_CERT_PATH", key: "YONA_APPLE_MOBILECONFIG_SIGNING_KEY_PATH",
+        chain: "YONA_APPLE_MOBILECONFIG_SIGNING_CHAIN_PATH", appID: "YONA_APPLE_APP_ID"
+    )
+
+    /// Reads the settings; an empty value switches a file off.
+    package mutating func read(_ env: [String: String]) throws(AppConfig.Invalid) {
+        let names = Self.variables
+        func path(_ variable: String) -> Path?? {
+            guard let raw = env[variable] else { return .none }
+            return .some(raw.isEmpty ? nil : Path(path: raw, given: true))
+        }
+        if let value = path(names.ovpn) { ovpnProfile = value }
+        if let value = path(names.rootCert) { sslRootCertificate = value }
+        if let value = path(names.template) { mobileConfigTemplate = value }
+        signingCertificatePath = env[names.certificate].flatMap { $0.isEmpty ? nil : $0 }
+        signingKeyPath = env[names.key].flatMap { $0.isEmpty ? nil : $0 }
+        signingChainPath = env[names.chain].flatMap { $0.isEmpty ? nil : $0 }
+        guard (signingCertificatePath == nil) == (signingKeyPath == nil) else {
+            throw AppConfig.Invalid(
+                variable: signingCertificatePath == nil ? names.certificate : names.key,
+                problem: "must be set together with \(signingCertificatePath == nil ? names.key : names.certificate)")
+        }
+        if signingChainPath != nil, signingCertificatePath == nil {
+            throw AppConfig.Invalid(variable: names.chain, problem: "needs \(names.certificate) and \(names.key)")
+        }
+        if let appID = env[names.appID] {
+            guard !appID.isEmpty, appID.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }) else {
+                throw AppConfig.Invalid(variable: names.appID, problem: "must be a team id and bundle id, e.g. ABCDE12345.com.example.app")
+            }
+            appleAppID = appID
+        }
+    }
+}
+
+/// The VPN files, read once at start-up: the OpenVPN profile and the SSL root certificate every device
+/// downloads, and the Apple configuration profile each iOS device gets with its own VPN account filled in.
+package struct VPNResources: Sendable {
+    /// The placeholders of the configuration-profile template, replaced (XML-escaped) per device.
+    package static let loginIDPlaceholder = "${vpnLoginID}"
+    package static let passwordPlaceholder = "${vpnPassword}"
+
+    package let ovpnProfile: [UInt8]?
+    package let sslRootCertificate: [UInt8]?
+    /// The issuer's common name of the root certificate (Yona's `sslRootCertCN` on the requesting device).
+    package let sslRootCertificateCommonName: String?
+    package let mobileConfigTemplate: String?
+    package let signer: PKCS7Signer?
+    package let appleAppID: String
+
+    package static let none = VPNResources(
+        ovpnProfile: nil, sslRootCertificate: nil, sslRootCertificateCommonName: nil, mobileConfigTemplate: nil, signer: nil,
+        appleAppID: VPNResourceSettings().appleAppID)
+
+    package static func load(_ settings: VPNResourceSettings, logger: Logger) throws(AppConfig.Invalid) -> VPNResources {
+        let names = VPNResourceSettings.variables
+        func read(_ path: VPNResourceSettings.Path?, _ variable: String) throws(AppConfig.Invalid) -> [UInt8]? {
+            guard let path else { return nil }
+            if let data = FileManager.default.contents(atPath: path.path) { return Array(data) }
+            guard path.given else {
+                logger.notice("VPN file not found; its endpoint answers 404 until it is configured", metadata: ["variable": "\(variable)"])
+                return nil
+            }
+            throw AppConfig.Invalid(variable: variable, problem: "names a file that cannot be read: \(path.path)")
+        }
+        func readGiven(_ path: String?, _ variable: String) throws(AppConfig.Invalid) -> [UInt8]? {
+            try read(path.map { VPNResourceSettings.Path(path: $0, given: true) }, variable)
+        }
+
+        let profile = try read(settings.ovpnProfile, names.ovpn)
+        let rootCertificate = try read(settings.sslRootCertificate, names.rootCert)
+        var commonName: String?
+        if let rootCertificate {
+            do {
+                commonName = try X509Certificate(pemOrDER: rootCertificate).issuerCommonName
+            } catch {
+                throw AppConfig.Invalid(variable: names.rootCert, problem: "is not an X.509 certificate (PEM or DER): \(error)")
+            }
+        }
+        var template: String?
+        if let bytes = try read(settings.mobileConfigTemplate, names.template) {
+            guard let text = String(bytes: bytes, encoding: .utf8), text.contains(loginIDPlaceholder), text.contains(passwordPlaceholder) else {
+                throw AppConfig.Invalid(
+                    variable: names.template, problem: "must be UTF-8 text holding \(loginIDPlaceholder) and \(passwordPlaceholder)")
+            }
+            template = text
+        }
+        var signer: PKCS7Signer?
+        if let certificateBytes = try readGiven(settings.signingCertificatePath, names.certificate),
+            let keyBytes = try readGiven(settings.signingKeyPath, names.key)
+        {
+            let certificate: X509Certificate
+            do {
+                certificate = try X509Certificate(pemOrDER: certificateBytes)
+            } catch {
+                throw AppConfig.Invalid(variable: names.certificate, problem: "is not an X.509 certificate (PEM or DER): \(error)")
+            }
+            var chain: [X509Certificate] = []
+            if let chainBytes = try readGiven(settings.signingChainPath, names.chain) {
+                do {
+                    chain = try X509Certificate.bundle(pem: chainBytes)
+                } catch {
+                    throw AppConfig.Invalid(variable: names.chain, problem: "is not a PEM certificate bundle: \(error)")
+                }
+            }
+            do {
+                signer = try PKCS7Signer(certificate: certificate, privateKeyPEM: keyBytes, chain: chain)
+            } catch {
+                // The reason names the failing step, never the key.
+                throw AppConfig.Invalid(variable: names.key, problem: "is not a usable unencrypted PEM key for the certificate: \(error)")
+            }
+        }
+        return VPNResources(
+            ovpnProfile: profile, sslRootCertificate: rootCertificate, sslRootCertificateCommonName: commonName,
+            mobileConfigTemplate: template, signer: signer, appleAppID: settings.appleAppID)
+    }
+
+    /// The Apple configuration profile for one device's VPN account, signed when a signing key is configured;
+    /// nil when no template is.
+    package func mobileConfig(loginID: String, password: String) throws -> [UInt8]? {
+        guard let mobileConfigTemplate else { return nil }
+        let filled =
+            mobileConfigTemplate
+            .replacingOccurrences(of: Self.loginIDPlaceholder, with: Self.xmlEscaped(loginID))
+            .replacingOccurrences(of: Self.passwordPlaceholder, with: Self.xmlEscaped(password))
+        let bytes = Array(filled.utf8)
+        return try signer?.sign(bytes) ?? bytes
+    }
+
+    /// Yona's `apple-app-site-association`: links under `/yonaapp/` open the configured iOS app.
+    package var appleAppSiteAssociation: AppleAppSiteAssociation {
+        AppleAppSiteAssociation(applinks: .init(apps: [], details: [.init(appID: appleAppID, paths: ["/yonaapp/"])]))
+    }
+
+    package struct AppleAppSiteAssociation: Codable, Sendable, Equatable {
+        package struct AppLinks: Codable, Sendable, Equatable {
+            package let apps: [String]
+            package let details: [Detail]
+        }
+        package struct Detail: Codable, Sendable, Equatable {
+            package let appID: String
+            package let paths: [String]
+        }
+        package let applinks: AppLinks
+    }
+
+    package static func xmlEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&apos;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,314 @@
+import Fluent
+import Foundation
+import Logging
+import SQLKit
+import ServiceLifecycle
+import YonaDomain
+import YonaStore
+
+/// Push settings (push.md "Settings").
+package struct PushSettings: Sendable {
+    package var leaseSeconds: TimeInterval = 60
+    package var backoffSeconds: TimeInterval = 1
+    package var maxAgeSeconds: TimeInterval = 86_400
+    package var concurrency: Int = 64
+    package var tokenStaleDays: Int = 60
+    package var pollInterval: TimeInterval = 0.5
+    package var workersEnabled = true
+    /// Keep the last data map per token for `/test/firebase/messages/last/{instanceId}` (test servers only).
+    package var recordDeliveries = false
+
+    package init(
+        leaseSeconds: TimeInterval = 60, backoffSeconds: TimeInterval = 1, maxAgeSeconds: TimeInterval = 86_400, concurrency: Int = 64,
+        tokenStaleDays: Int = 60, pollInterval: TimeInterval = 0.5
+    ) {
+        self.leaseSeconds = leaseSeconds
+        self.backoffSeconds = backoffSeconds
+        self.maxAgeSeconds = maxAgeSeconds
+        self.concurrency = concurrency
+        self.tokenStaleDays = tokenStaleDays
+        self.pollInterval = pollInterval
+    }
+}
+
+/// Drains the push outbox: claims due rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so any number of
+/// instances can share the work), sends them through the provider, and records each outcome (a delivered row is
+/// deleted). A claim is a lease: rows of a worker that died are claimed again once it lapses. Per device, pushes go
+/// out in the order their messages were created.
+package struct PushDispatcher: Sendable {
+    package let db: any Database
+    package let provider: any PushProvider
+    package let settings: PushSettings
+    package let publicBaseURL: String
+    package let skipLocked: Bool
+    package let logger: Logger
+    package var metrics: YonaMetrics? = nil
+
+    package struct Claimed: Sendable {
+        package let id: UUID
+        package let deviceID: UUID
+        package let messageID: Int64
+        package let attempts: Int
+        package let createdAt: Date
+        /// The device's Instance ID when the row was claimed (nil once it was cleared).
+        package let token: String?
+    }
+
+    /// Clears Instance IDs the app has not sent again for `tokenStaleDays` (push.md): such a token is most
+    /// likely dead, and a device without one gets no pushes until its app sends a new one.
+    @discardableResult
+    package func pruneStaleTokens(now: Date = Date()) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Double(settings.tokenStaleDays) * 86_400)
+        let stale = try await DeviceAnonymized.query(on: db)
+            .filter(\.$firebaseInstanceID != nil).filter(\.$firebaseInstanceIDUpdatedAt < cutoff).all()
+        for device in stale {
+            try await DeviceAnonymized.query(on: db).filter(\.$id == device.id!)
+                .filter(\.$firebaseInstanceIDUpdatedAt < cutoff)
+                .set(\.$firebaseInstanceID, to: nil).update()
+        }
+        if !stale.isEmpty { logger.info("stale push tokens pruned", metadata: ["count": .stringConvertible(stale.count)]) }
+        for _ in stale { metrics?.tokenCleared(reason: "STALE") }
+        return stale.count
+    }
+
+    /// One round: claims up to `limit` due rows (at most one per device) and finishes each. Returns how many were
+    /// claimed. The workers run `drain()`; a single round is what tests step through.
+    @discardableResult
+    package func drainOnce(now: Date = Date(), limit: Int = 256) async throws -> Int {
+        try await session(now: now, limit: limit, claimOnce: true)
+    }
+
+    /// Sends everything that is due, as a pipeline: up to `concurrency` sends in flight at all times, the next claim
+    /// running while earlier rows are being sent, and delivered rows deleted in one statement per flush beside the
+    /// sends. The database and the network work at the same time, and no send waits for the slowest one of a round.
+    /// Returns how many rows it claimed.
+    @discardableResult
+    package func drain(limit: Int = 512) async throws -> Int {
+        try await session(now: nil, limit: limit, claimOnce: false)
+    }
+
+    private enum Event: Sendable {
+        case claimed([Claimed])
+        case sent(UUID?)
+        case finished
+    }
+
+    /// `now` fixed (tests) or the clock's (`nil`); `claimOnce` stops after the first claim's rows.
+    private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool) async throws -> Int {
+        // A cheap read first, so an idle worker does not take the write lock on every poll.
+        guard try await anythingDue(at: fixedNow ?? Date()) else { return 0 }
+        let concurrency = max(1, settings.concurrency)
+        return try await withThrowingTaskGroup(of: Event.self) { group in
+            var total = 0
+            var queue: [Claimed] = []
+            var queued = 0 // rows of `queue` before this index are taken
+            var claiming = false
+            var exhausted = false
+            var sending = 0
+            var delivered: [UUID] = []
+            var finishing = false
+            func claimMore() {
+                claiming = true
+                group.addTask { .claimed(try await claim(now: fixedNow ?? Date(), limit: limit)) }
+            }
+            claimMore()
+            while let event = try await group.next() {
+                switch event {
+                case .claimed(let rows):
+                    claiming = false
+                    total += rows.count
+                    if rows.isEmpty || claimOnce { exhausted = true }
+                    queue.removeFirst(queued)
+                    queued = 0
+                    queue.append(contentsOf: rows)
+                case .sent(let id):
+                    sending -= 1
+                    if let id { delivered.append(id) }
+                case .finished:
+                    finishing = false
+                    // the rows just finished may have been the heads that held their devices' next pushes back
+                    if !claimOnce { exhausted = false }
+                }
+                while sending < concurrency, queued < queue.count {
+                    let row = queue[queued]
+                    queued += 1
+                    sending += 1
+                    group.addTask { .sent(try await deliver(row) ? row.id : nil) }
+                }
+                if !finishing, !delivered.isEmpty, delivered.count >= concurrency || queued == queue.count {
+                    let ids = delivered
+                    delivered = []
+                    finishing = true
+                    group.addTask {
+                        try await finishDelivered(ids)
+                        return .finished
+                    }
+                }
+                // keep about a claim's worth of rows ahead of the sends, so they never wait for a claim to come back;
+                // on a graceful shutdown claim nothing more: what is claimed goes out and is finished, then the drain ends
+                if Task.isShuttingDownGracefully { exhausted = true }
+                if !claiming, !exhausted, queue.count - queued < max(concurrency, limit) { claimMore() }
+            }
+            return total
+        }
+    }
+
+    /// Whether a row is due and not leased (one read through the due index, no lock).
+    private func anythingDue(at now: Date) async throws -> Bool {
+        try await db.sql.raw(
+            """
+            SELECT 1 AS due FROM push_outbox
+            WHERE state = 'pending' AND next_attempt_at <= \(bind: now) AND (claimed_until IS NULL OR claimed_until < \(bind: now))
+            LIMIT 1
+            """
+        ).first() != nil
+    }
+
+    /// How long a failed row stays, for an operator to read its `last_error`.
+    package static let finishedRetention: TimeInterval = 3600
+
+    /// Deletes failed rows older than `finishedRetention`, in chunks (short statements beside the drain). Delivered
+    /// rows are deleted when they are sent: the outbox does not grow with history, and it does not keep which device
+    /// was told of which message.
+    @discardableResult
+    package func purgeFinished(now: Date = Date(), chunk: Int = 10_000) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Self.finishedRetention)
+        var purged = 0
+        while true {
+            let rows = try await db.sql.raw(
+                """
+                DELETE FROM push_outbox WHERE id IN (
+                    SELECT id FROM push_outbox WHERE state = 'failed' AND created_at < \(bind: cutoff) LIMIT \(bind: chunk))
+                RETURNING id
+                """
+            ).all()
+            purged += rows.count
+            if rows.count < chunk { return purged }
+        }
+    }
+
+    /// Delivered rows are done: deleted in one statement (a delete writes no index entries, unlike an update).
+    private func finishDelivered(_ ids: [UUID]) async throws {
+        for chunk in ids.chunked(1000) {
+            try await db.sql.raw("DELETE FROM push_outbox WHERE id IN (\(binds: Array(chunk)))").run()
+        }
+    }
+
+    /// Claims due rows that head their device's queue: a row waits while an older one of its device is open, so each
+    /// device gets its pushes in order. The claim is a lease (`claimed_until`) and nothing else: a row whose worker died
+    /// is claimable again once it lapses, and the update touches no indexed column (`ReshapePushOutboxForTheDrain`).
+    /// Both conditions are probes of partial indexes of open rows, and rows come in due order from the index without a
+    /// sort. The token comes back with the claim.
+    private func claim(now: Date, limit: Int) async throws -> [Claimed] {
+        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
+        let rows = try await db.sql.raw(
+            """
+            UPDATE push_outbox SET claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
+            WHERE id IN (
+                SELECT p.id FROM push_outbox p
+                WHERE p.state = 'pending' AND p.next_attempt_at <= \(bind: now)
+                  AND (p.claimed_until IS NULL OR p.claimed_until < \(bind: now))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM push_outbox o
+                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.state = 'pending' AND o.created_at < p.created_at)
+                ORDER BY p.next_attempt_at
+                LIMIT \(bind: limit)
+                \(lock)
+            )
+            RETURNING id, device_anonymized_id, message_id, attempts, created_at,
+                (SELECT d.firebase_instance_id FROM devices_anonymized d WHERE d.id = push_outbox.device_anonymized_id) AS token
+            """
+        ).all()
+        return try rows.map { row in
+            Claimed(
+                id: try row.decode(column: "id", as: UUID.self),
+                deviceID: try row.decode(column: "device_anonymized_id", as: UUID.self),
+                messageID: try row.decode(column: "message_id", as: Int64.self),
+                attempts: try row.decode(column: "attempts", as: Int.self),
+                createdAt: try row.decode(column: "created_at", as: Date.self),
+                token: try row.decode(column: "token", as: String?.self))
+        }
+    }
+
+    /// Sends one claimed row and records any outcome but success; returns whether it was delivered (the
+    /// caller deletes delivered rows, many in one statement).
+    private func deliver(_ row: Claimed) async throws -> Bool {
+        guard let token = row.token else {
+            // The app's token was cleared (or the device went): nothing to send until it sends a new one.
+            try await finish(row, state: .failed, error: "NO_TOKEN")
+            metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")
+            return false
+        }
+        let message = PushMessage.make(token: token, messageID: row.messageID, publicBaseURL: publicBaseURL)
+        let outcome = await provider.send(message)
+        let now = Date()
+        switch outcome {
+        case .delivered:
+            metrics?.push(outcome: "sent", errorCode: "")
+            if settings.recordDeliveries { try await recordDelivery(token: token, data: message.data, at: now) }
+            return true
+        case .retry(let after, let quota, let code):
+            let exponential = settings.backoffSeconds * pow(2, Double(row.attempts)) * Double.random(in: 0.5...1.5)
+            var delay = max(after ?? 0, exponential)
+            if quota { delay = max(delay, 60) }
+            if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
+                logger.warning("push given up after its maximum age", metadata: ["error_code": .string(code)])
+                metrics?.push(outcome: "failed", errorCode: code)
+                try await finish(row, state: .failed, error: code)
+            } else {
+                metrics?.push(outcome: "retry", errorCode: code)
+                metrics?.pushRetry()
+                try await PendingPush.query(on: db).filter(\.$id == row.id)
+                    .set(\.$attempts, to: row.attempts + 1)
+                    .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay))
+                    .set(\.$claimedUntil, to: nil)
+                    .set(\.$lastError, to: code)
+                    .update()
+            }
+        case .tokenInvalid(let reason):
+            metrics?.push(outcome: "token_invalid", errorCode: reason)
+            metrics?.tokenCleared(reason: reason)
+            // Compare-and-set: a token the app replaced meanwhile survives.
+            try await DeviceAnonymized.query(on: db).filter(\.$id == row.deviceID)
+                .filter(\.$firebaseInstanceID == token)
+                .set(\.$firebaseInstanceID, to: nil).update()
+            logger.info("push token cleared", metadata: ["token_hash": .string(TokenHash.of(token)), "reason": .string(reason)])
+            try await finish(row, state: .failed, error: reason)
+        case .rejected(let code):
+            logger.error("push rejected by the provider", metadata: ["error_code": .string(code)])
+            metrics?.push(outcome: "rejected", errorCode: code)
+            try await finish(row, state: .failed, error: code)
+        }
+        return false
+    }
+
+    private func finish(_ row: Claimed, state: PendingPush.State, error: String?) async throws {
+        try await PendingPush.query(on: db).filter(\.$id == row.id)
+            .set(\.$state, to: state.rawValue)
+            .set(\.$attempts, to: row.attempts + 1)
+            .set(\.$claimedUntil, to: nil)
+            .set(\.$lastError, to: error)
+            .update()
+    }
+
+    private func recordDelivery(token: String, data: [String: String], at now: Date) async throws {
+        let hash = TokenHash.of(token)
+        try await db.transaction { tx in
+            try await PushDelivery.query(on: tx).filter(\.$tokenHash == hash).delete()
+            try await PushDelivery(id: UUID(), tokenHash: hash, data: data, deliveredAt: now).create(on: tx)
+        }
+    }
+
+    package init(
+        db: any Database, provider: any PushProvider, settings: PushSettings, publicBaseURL: String, skipLocked: Bool, logger: Logger,
+        metrics: YonaMetrics? = nil
+    ) {
+        self.db = db
+        self.provider = provider
+        self.settings = settings
+        self.publicBaseURL = publicBaseURL
+        self.skipLocked = skipLocked
+        self.logger = logger
+        self.metrics = metrics
+    }
+}
