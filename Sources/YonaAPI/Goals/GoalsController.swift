@@ -26,7 +26,9 @@ package enum GoalsController {
         }
         let user = try await req.unlockPathUser()
         let items = try await req.rendering.goalItems(goals: req.goals.goals(of: user), history: req.goals.historyItems(of: user), of: user)
-        return try .hal(HALCollection(rel: "yona:goals", items: items, links: HALLinks(self: req.rendering.links.goals(user.id))))
+        return try .hal(
+            HALCollection(
+                rel: "yona:goals", items: items, links: HALLinks(self: req.rendering.links.asRequester(req.rendering.links.goals(user.id), user.id))))
     }
 
     @Sendable package static func get(req: Request) async throws -> Response {

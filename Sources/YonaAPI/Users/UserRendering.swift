@@ -46,7 +46,7 @@ package struct UserRendering {
                     links: HALLinks(self: links.withRequestingDevice(links.devices(user.id), requestingDeviceID), topLevel: false)),
                 goals: HALCollection(
                     rel: "yona:goals", items: goalItems(goals: goals, history: history, of: user),
-                    links: HALLinks(self: links.goals(user.id), topLevel: false)),
+                    links: HALLinks(self: links.asRequester(links.goals(user.id), user.id), topLevel: false)),
                 buddies: HALCollection(
                     rel: "yona:buddies", items: user.privateData.buddies.map { buddy($0, of: user, side: sides[$0.id], topLevel: false) },
                     links: HALLinks(self: links.buddies(user.id), topLevel: false)))

@@ -39,7 +39,11 @@ import Testing
             #expect(reloaded.link("yona:confirmMobileNumber") == nil)
             let base = try #require(YonaAssertions.stripped(reloaded.url))
             #expect(value(reloaded.json, "_embedded", "yona:buddies", "_links", "self", "href") as? String == "\(base)/buddies/")
-            #expect(YonaAssertions.stripped(value(reloaded.json, "_embedded", "yona:goals", "_links", "self", "href") as? String) == "\(base)/goals/")
+            // one's own goals link themselves as Yona's GoalController does, with the owner as requester
+            let ownGoals = "\(base)/goals/?requestingUserId=\(base.split(separator: "/").last ?? "")"
+            #expect(value(reloaded.json, "_embedded", "yona:goals", "_links", "self", "href") as? String == ownGoals)
+            let goalsPage = try await server.request(.GET, ownGoals, headers: john.headers)
+            #expect(value(goalsPage.json, "_links", "self", "href") as? String == ownGoals)
             #expect(reloaded.link("yona:messages") == "\(base)/messages/")
             #expect(reloaded.link("yona:dailyActivityReports") == "\(base)/activity/days/")
             #expect(reloaded.link("yona:weeklyActivityReports") == "\(base)/activity/weeks/")
