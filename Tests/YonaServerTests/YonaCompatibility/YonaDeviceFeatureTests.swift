@@ -209,6 +209,11 @@ import Testing
                 ("IOS/0/1.2", 400, "contains an invalid version code: '0'. Must be an integer value > 0"),
                 ("ANDROID/123", 400, "is invalid: 'ANDROID/123'. Should follow the format"),
                 ("ANDROID/123/a/b", 400, "is invalid: 'ANDROID/123/a/b'. Should follow the format"),
+                // as Yona's suite writes them: the Android form, and a header present with an empty value
+                ("ANDROID/abc/1.2 build 360", 400, "contains an invalid version code: 'abc'. Must be an integer value > 0"),
+                ("ANDROID/-1/1.2 build 360", 400, "contains an invalid version code: '-1'. Must be an integer value > 0"),
+                ("ANDROID/0/1.2 build 360", 400, "contains an invalid version code: '0'. Must be an integer value > 0"),
+                ("", 400, "is invalid: ''. Should follow the format"),
             ]
             for (header, status, message) in cases {
                 let response = try await server.request(.GET, john.url, headers: john.headers + [("Yona-App-Version", header)])
