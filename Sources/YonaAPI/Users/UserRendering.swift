@@ -221,8 +221,8 @@ extension Request {
         _ user: UnlockedUser, password: String?, requestingDeviceID: UUID?,
         status: HTTPResponseStatus = .ok
     ) async throws -> Response {
-        let devices = try await users.devices(of: user)
-        let (goals, history, sides) = user.isConfirmed ? try await goalsAndBuddySides(of: user, withOwn: true) : ([], [], [:])
+        let (goals, history, sides, devices) =
+            user.isConfirmed ? try await goalsAndBuddySides(of: user, withOwn: true) : ([], [], [:], try await users.devices(of: user))
         let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
         return try .hal(
             rendering.ownUser(
@@ -236,22 +236,24 @@ extension Request {
         try await goalsAndBuddySides(of: user, only: buddyID, withOwn: false).sides
     }
 
-    /// The buddy sides and, `withOwn`, the user's own goals and history items read with them: the goals (with their
-    /// categories) and the history items of the user and every sharing buddy in one query each, and one for the
-    /// buddies' devices. (A profile read took twice as many round trips when it read its own apart.)
+    /// The buddy sides and, `withOwn`, the user's own goals, history items and devices read with them, in two round
+    /// trips however many buddies: the goals (with their categories and history items) of the user and every sharing
+    /// buddy in one, the devices (the user's own and the buddies' facts) in the other. A profile read took seven
+    /// round trips when it read each part apart, and round trips, not rows, were its cost (docs/performance.md).
     package func goalsAndBuddySides(
         of user: UnlockedUser, only buddyID: UUID? = nil, withOwn: Bool
-    ) async throws -> (goals: [Goal], history: [GoalHistoryItem], sides: [UUID: BuddySide]) {
+    ) async throws -> (goals: [Goal], history: [GoalHistoryItem], sides: [UUID: BuddySide], devices: [OwnDevice]) {
         let sharing = user.privateData.buddies.filter { buddy in
             buddy.sendingStatus == .accepted && buddy.buddyUserAnonymizedID != nil && (buddyID == nil || buddy.id == buddyID)
         }
         let ids = sharing.compactMap(\.buddyUserAnonymizedID)
         let me = user.privateData.userAnonymizedID
         let everyone = (withOwn ? [me] : []) + ids
-        guard !everyone.isEmpty else { return ([], [], [:]) }
-        let goalsByUser = Dictionary(grouping: try await goals.goals(ofAnonymizedUsers: everyone)) { $0.$userAnonymized.id }
-        let historyByUser = Dictionary(grouping: try await goals.historyItems(ofAnonymizedUsers: everyone)) { $0.userAnonymizedID }
-        let days = try await users.lastDays(ofAnonymizedUsers: ids)
+        guard !everyone.isEmpty else { return ([], [], [:], []) }
+        let (allGoals, allHistory) = try await goals.goalsWithHistory(ofAnonymizedUsers: everyone)
+        let goalsByUser = Dictionary(grouping: allGoals) { $0.$userAnonymized.id }
+        let historyByUser = Dictionary(grouping: allHistory) { $0.userAnonymizedID }
+        let (devices, days) = withOwn ? try await users.devices(of: user, withFactsOf: ids) : ([], try await users.lastDays(ofAnonymizedUsers: ids))
         var sides: [UUID: BuddySide] = [:]
         for buddy in sharing {
             guard let id = buddy.buddyUserAnonymizedID else { continue }
@@ -260,7 +262,7 @@ extension Request {
                 appLastOpenedDate: days[id]?.opened, lastMonitoredActivityDate: days[id]?.monitored,
                 vpnConnectedDevices: days[id]?.vpnConnected ?? [])
         }
-        guard withOwn else { return ([], [], sides) }
-        return (goalsByUser[me] ?? [], (historyByUser[me] ?? []).map(\.item), sides)
+        guard withOwn else { return ([], [], sides, []) }
+        return (goalsByUser[me] ?? [], (historyByUser[me] ?? []).map(\.item), sides, devices)
     }
 }

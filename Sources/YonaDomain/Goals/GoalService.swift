@@ -35,6 +35,54 @@ package struct GoalService: Sendable {
         }
     }
 
+    /// The goals of several anonymized users with their history items, in one round trip (every profile read, and
+    /// every buddy and goal list, needs both): each goal once per history item it has, or once without one. Goals
+    /// oldest first; history items oldest first, each with the anonymized user whose goal it was.
+    package func goalsWithHistory(ofAnonymizedUsers ids: [UUID]) async throws
+        -> (goals: [Goal], history: [(item: GoalHistoryItem, userAnonymizedID: UUID)])
+    {
+        guard !ids.isEmpty else { return ([], []) }
+        var goals: [Goal] = []
+        var history: [(item: GoalHistoryItem, userAnonymizedID: UUID)] = []
+        for row in try await db.sql.raw(
+            """
+            SELECT g.id, g.user_anonymized_id, g.activity_category_id, g.creation_time, g.kind, g.max_duration_minutes, g.zones,
+            c.mandatory_no_go, h.id AS h_id, h.activity_category_id AS h_category, h.creation_time AS h_creation_time,
+            h.end_time AS h_end_time, h.kind AS h_kind, h.max_duration_minutes AS h_max_duration_minutes, h.zones AS h_zones
+            FROM \(unsafeRaw: Goal.schema) g JOIN \(unsafeRaw: ActivityCategory.schema) c ON c.id = g.activity_category_id
+            LEFT JOIN \(unsafeRaw: GoalHistoryItem.schema) h ON h.goal_id = g.id
+            WHERE g.user_anonymized_id IN (\(binds: ids)) ORDER BY g.creation_time, g.id, h.creation_time
+            """
+        ).all() {
+            let id = try row.decode(column: "id", as: UUID.self)
+            let owner = try row.decode(column: "user_anonymized_id", as: UUID.self)
+            if goals.last?.id != id {
+                let goal = Goal(
+                    id: id, userAnonymizedID: owner, activityCategoryID: try row.decode(column: "activity_category_id", as: UUID.self),
+                    kind: try row.decode(column: "kind", as: String.self),
+                    maxDurationMinutes: try row.decode(column: "max_duration_minutes", as: Int?.self),
+                    zones: try row.decode(column: "zones", as: [String].self), creationTime: try row.decode(column: "creation_time", as: Date.self))
+                goal.$id.exists = true
+                goal.onMandatoryCategory = try row.decode(column: "mandatory_no_go", as: Bool.self)
+                goals.append(goal)
+            }
+            guard let itemID = try row.decode(column: "h_id", as: UUID?.self) else { continue }
+            let item = GoalHistoryItem()
+            item.id = itemID
+            item.$id.exists = true
+            item.$goal.id = id
+            item.$activityCategory.id = try row.decode(column: "h_category", as: UUID.self)
+            item.creationTime = try row.decode(column: "h_creation_time", as: Date.self)
+            item.endTime = try row.decode(column: "h_end_time", as: Date.self)
+            item.kind = try row.decode(column: "h_kind", as: String.self)
+            item.maxDurationMinutes = try row.decode(column: "h_max_duration_minutes", as: Int?.self)
+            item.zones = try row.decode(column: "h_zones", as: [String].self)
+            history.append((item, owner))
+        }
+        history.sort { $0.item.creationTime < $1.item.creationTime }
+        return (goals, history)
+    }
+
     package func goal(_ goalID: UUID, of user: UnlockedUser) async throws -> Goal {
         guard
             let goal = try await Goal.query(on: db).filter(\.$id == goalID)

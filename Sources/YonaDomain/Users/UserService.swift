@@ -83,12 +83,14 @@ package struct UserService: Sendable {
     /// AEAD's authentication, not by any stored hash.
     package func unlock(userID: UUID, passwordHeader: String?) async throws -> UnlockedUser {
         guard let passwordHeader else { throw YonaError(.missingPasswordHeader) }
-        guard let record = try await User.find(userID, on: db) else { throw YonaError(.userNotFound) }
+        guard let (record, namedInboxWaiting) = try await User.findWithNamedInboxFlag(userID, on: db) else { throw YonaError(.userNotFound) }
         guard !record.createdOnBuddyRequest else { throw YonaError(.userCreatedOnBuddyRequest) }
         guard let password = YonaPassword(header: passwordHeader) else { throw YonaError(.decryptingData) }
         let user = try await withVPNPasswords(try await withRecoveryBlob(try await withInboxes(try open(record, password: password))))
         let buddies = BuddyService(db: db, users: self)
-        return try await buddies.dropVanishedBuddies(try await buddies.processNamedInbox(user))
+        // The named inbox is processed once, by the first call after something arrived, not looked at on every call.
+        let processed = namedInboxWaiting ? try await buddies.processNamedInbox(user) : user
+        return try await buddies.dropVanishedBuddies(processed)
     }
 
     /// Decrypts a loaded record with a Yona password; one that does not open it is a wrong password.
@@ -324,16 +326,20 @@ package struct UserService: Sendable {
             FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE user_anonymized_id IN (\(binds: ids))
             """
         ).all() {
-            let owner = try row.decode(column: "user_anonymized_id", as: UUID.self)
-            var entry = days[owner] ?? DeviceFacts()
-            if let day = try row.decode(column: "app_last_opened_date", as: String?.self) { entry.opened = max(entry.opened ?? day, day) }
-            if let day = try row.decode(column: "last_monitored_activity_date", as: String?.self) {
-                entry.monitored = max(entry.monitored ?? day, day)
-            }
-            if try row.decode(column: "vpn_connected", as: Bool.self) { entry.vpnConnected.insert(try row.decode(column: "id", as: UUID.self)) }
-            days[owner] = entry
+            try Self.addFacts(of: row, to: &days)
         }
         return days
+    }
+
+    private static func addFacts(of row: any SQLRow, to days: inout [UUID: DeviceFacts]) throws {
+        let owner = try row.decode(column: "user_anonymized_id", as: UUID.self)
+        var entry = days[owner] ?? DeviceFacts()
+        if let day = try row.decode(column: "app_last_opened_date", as: String?.self) { entry.opened = max(entry.opened ?? day, day) }
+        if let day = try row.decode(column: "last_monitored_activity_date", as: String?.self) {
+            entry.monitored = max(entry.monitored ?? day, day)
+        }
+        if try row.decode(column: "vpn_connected", as: Bool.self) { entry.vpnConnected.insert(try row.decode(column: "id", as: UUID.self)) }
+        days[owner] = entry
     }
 
     /// What the anonymized side shows of one user's devices together: the latest day an app was opened and
@@ -346,18 +352,33 @@ package struct UserService: Sendable {
 
     /// The user's devices joined with what the anonymized side holds for them.
     package func devices(of user: UnlockedUser) async throws -> [OwnDevice] {
+        try await devices(of: user, withFactsOf: []).devices
+    }
+
+    /// The user's devices and, in the same round trip (a profile read needs both), the device facts of other
+    /// anonymized users (the sharing buddies'), as `lastDays` gives them. Only the user's own Instance IDs are read.
+    package func devices(of user: UnlockedUser, withFactsOf others: [UUID]) async throws -> (devices: [OwnDevice], facts: [UUID: DeviceFacts]) {
         let ids = user.privateData.devices.map(\.deviceAnonymizedID)
-        guard !ids.isEmpty else { return [] }
+        guard !ids.isEmpty || !others.isEmpty else { return ([], [:]) }
+        let me = user.privateData.userAnonymizedID
         var byID: [UUID: any SQLRow] = [:]
+        var facts: [UUID: DeviceFacts] = [:]
+        let others = others.filter { $0 != me }
         for row in try await db.sql.raw(
             """
-            SELECT id, device_index, operating_system, app_last_opened_date, last_monitored_activity_date, firebase_instance_id,
-            notifications_enabled, vpn_connected FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE id IN (\(binds: ids))
-            """
+            SELECT id, user_anonymized_id, device_index, operating_system, app_last_opened_date, last_monitored_activity_date,
+            CASE WHEN user_anonymized_id = \(bind: me) THEN firebase_instance_id END AS firebase_instance_id,
+            notifications_enabled, vpn_connected FROM \(unsafeRaw: DeviceAnonymized.schema)
+            WHERE id IN (\(binds: ids.isEmpty ? [UUID()] : ids)) OR user_anonymized_id IN (\(binds: others.isEmpty ? [UUID()] : others))
+            """ // a fresh random id stands in for an empty list, which SQL cannot write: it matches no row
         ).all() {
-            byID[try row.decode(column: "id", as: UUID.self)] = row
+            if try row.decode(column: "user_anonymized_id", as: UUID.self) == me {
+                byID[try row.decode(column: "id", as: UUID.self)] = row
+            } else {
+                try Self.addFacts(of: row, to: &facts)
+            }
         }
-        return try user.privateData.devices.compactMap { device in
+        let devices = try user.privateData.devices.compactMap { device -> OwnDevice? in
             guard let row = byID[device.deviceAnonymizedID] else { return nil }
             return OwnDevice(
                 device: device, deviceIndex: try row.decode(column: "device_index", as: Int.self),
@@ -368,6 +389,7 @@ package struct UserService: Sendable {
                 notificationsEnabled: try row.decode(column: "notifications_enabled", as: Bool.self),
                 vpnConnected: try row.decode(column: "vpn_connected", as: Bool.self))
         }
+        return (devices, facts)
     }
 
     // MARK: - helpers

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 
 /// Identity side: who a person is. Everything personal beyond the mobile number is in `privateData`,
 /// encrypted under the user's key; that ciphertext is also the only bridge to the anonymized side.
@@ -52,5 +53,21 @@ package final class User: Model, @unchecked Sendable {
         self.createdOnBuddyRequest = false
         self.overwriteFailedAttempts = 0
         self.pinResetFailedAttempts = 0
+    }
+}
+
+extension User {
+    /// A user's row and whether messages wait in its named inbox, in one round trip: every authenticated call reads
+    /// both, and the inbox is almost always empty (its messages are moved on the first call after they arrive).
+    package static func findWithNamedInboxFlag(_ id: UUID, on db: any Database) async throws -> (user: User, namedInboxWaiting: Bool)? {
+        guard
+            let row = try await db.sql.raw(
+                """
+                SELECT u.*, EXISTS (SELECT 1 FROM \(unsafeRaw: NamedMessage.schema) n WHERE n.user_id = u.id) AS yona_named_waiting
+                FROM \(unsafeRaw: User.schema) u WHERE u.id = \(bind: id)
+                """
+            ).first()
+        else { return nil }
+        return (try row.decode(fluentModel: User.self), try row.decode(column: "yona_named_waiting", as: Bool.self))
     }
 }

@@ -46,5 +46,6 @@ package enum YonaMigrations {
         AddSnapshotTakenToSystemAnnouncements(),
         AddAppToActivities(),
         KeepActivitiesOfRemovedDevices(),
+        AddNamedInboxIndex(),
     ]
 }
