@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import YonaStore
 
 /// An opened message with the facts its rendering needs.
@@ -25,13 +26,24 @@ package struct MessageService: Sendable {
     package func page(of user: UnlockedUser, number: Int, size: Int, onlyUnread: Bool) async throws -> Page {
         let inbox = try user.anonymousInbox()
         while true {
-            // A sender's own copy of a comment is listed with its thread only, as Yona's.
-            var query = try await visible(
-                Message.query(on: db).filter(\.$userAnonymized.$id == user.privateData.userAnonymizedID).filter(\.$isSentItem == false))
-            if onlyUnread { query = query.filter(\.$isRead == false) }
-            let total = try await query.count()
-            let rows = try await query.sort(\.$creationTime, .descending).sort(\.$id, .descending)
-                .range(number * size..<(number * size + size)).all()
+            // Raw SQL, two round trips: the page is the app's inbox screen. A sender's own copy of a comment is listed
+            // with its thread only, as Yona's; a copy of an expired announcement is not listed (it is purged soon).
+            let now = Date()
+            let unread: SQLQueryString = onlyUnread ? "AND is_read = \(bind: false)" : ""
+            let inboxOf: SQLQueryString = """
+                FROM \(unsafeRaw: Message.schema) WHERE user_anonymized_id = \(bind: user.privateData.userAnonymizedID)
+                AND is_sent_item = \(bind: false) \(unread)
+                AND (announcement_id IS NULL OR announcement_id NOT IN (
+                    SELECT id FROM \(unsafeRaw: SystemAnnouncement.schema) WHERE expires_at <= \(bind: now)))
+                """
+            let count = try await db.sql.raw("SELECT COUNT(*) AS total \(inboxOf)").first()
+            let total = try count?.decode(column: "total", as: Int.self) ?? 0
+            let rows = try await db.sql.raw(
+                """
+                SELECT \(unsafeRaw: Message.columns) \(inboxOf)
+                ORDER BY creation_time DESC, id DESC LIMIT \(literal: size) OFFSET \(literal: number * size)
+                """
+            ).all().map(Message.init(row:))
             let opened = try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }
             var withdrawn: [Int64] = []
             for message in opened where try await isWithdrawn(message.payload) { withdrawn.append(message.id) }

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 
 /// A message in an anonymized user's inbox. Its content is sealed to the inbox's public key, so whoever
 /// writes it (the analyzer, a buddy, the admin) needs no secret and the database holds no plaintext.
@@ -45,5 +46,30 @@ package final class Message: Model, @unchecked Sendable {
         self.creationTime = creationTime
         self.isRead = false
         self.isSentItem = false
+    }
+}
+
+extension Message {
+    /// Every column, for reads that build messages from raw rows (`Message(row:)`).
+    package static let columns = """
+        id, creation_time, sealed_payload, is_read, announcement_id, sender_anonymized_id, origin_message_id, goal_id, \
+        activity_interval, replied_message_id, is_sent_item, user_anonymized_id
+        """
+
+    /// A message from a row holding `columns`, without Fluent's reflection over the model (the inbox page reads 20).
+    package convenience init(row: any SQLRow) throws {
+        self.init(
+            id: try row.decode(column: "id", as: Int64.self), userAnonymizedID: try row.decode(column: "user_anonymized_id", as: UUID.self),
+            sealedPayload: try row.decode(column: "sealed_payload", as: Data.self),
+            creationTime: try row.decode(column: "creation_time", as: Date.self))
+        $id.exists = true
+        isRead = try row.decode(column: "is_read", as: Bool.self)
+        isSentItem = try row.decode(column: "is_sent_item", as: Bool.self)
+        announcementID = try row.decode(column: "announcement_id", as: UUID?.self)
+        senderAnonymizedID = try row.decode(column: "sender_anonymized_id", as: UUID?.self)
+        originMessageID = try row.decode(column: "origin_message_id", as: Int64?.self)
+        goalID = try row.decode(column: "goal_id", as: UUID?.self)
+        activityInterval = try row.decode(column: "activity_interval", as: String?.self)
+        repliedMessageID = try row.decode(column: "replied_message_id", as: Int64?.self)
     }
 }

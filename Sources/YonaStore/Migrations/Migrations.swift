@@ -47,5 +47,6 @@ package enum YonaMigrations {
         AddAppToActivities(),
         KeepActivitiesOfRemovedDevices(),
         AddNamedInboxIndex(),
+        AddAnnouncementToInboxIndex(),
     ]
 }
