@@ -18,10 +18,14 @@ Idempotency-Key:
 Then N activities (default 1,000,000) are added to those users' history and the runs repeat.
 
 read: the profile (`GET /users/{u}` with Yona-Password) of a user with 5 buddies, and the inbox page
-(`GET /users/{u}/messages/?page=0&size=20`) of a user with 100 messages, then with 100,000.
+(`GET /users/{u}/messages/?page=0&size=20`) of a user with 100 messages, then with 100,000. Between them, reads
+during writes: the classifier's events for that user and its buddies alone, then at the same time as the profile
+reads (each its own wrk, 32 connections), to show whether a read waits behind a queue of writes.
 """
 import re
 import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -282,7 +286,7 @@ def prefill_messages(user, total):
 
 
 def read():
-    users, _ = make_people(1, "4")
+    users, buddies = make_people(1, "4")
     user = users[0]
     conflicts(user, 95)  # with the 5 acceptances: about 100 messages
     count = int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
@@ -291,6 +295,15 @@ def read():
     floor = health()
     rows = [floor, wrk("profile (5 buddies, 2 goals, 1 device)", BASE, profile),
             wrk(f"inbox page of 20 ({count} messages)", BASE, inbox)]
+    # Reads while the classifier writes: the user's and the buddies' events (a merge on the user's social goal, no
+    # goal for the buddies), alone and then at the same time as the profile reads, 32 connections each.
+    writes = analyzer_script([user] + buddies, "social", False)
+    rows += [wrk("ingest alone (merge and no goal)", BASE, writes)]
+    with ThreadPoolExecutor(2) as pool:
+        during = pool.submit(wrk, "profile during ingest", BASE, profile)
+        time.sleep(0.2)
+        ingesting = pool.submit(wrk, "ingest during profile reads", BASE, writes)
+        rows += [during.result(), ingesting.result()]
     count = prefill_messages(user, 100_000)
     rows += [wrk(f"inbox page of 20 ({count} messages)", BASE, inbox)]
     print(f"\n{KIND}")
