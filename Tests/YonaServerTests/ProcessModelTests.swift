@@ -202,6 +202,10 @@ import Testing
             let failures = captured.entries.filter { $0.1 == "background job failed" }
             try await server.app.db.sql.raw("ALTER TABLE push_outbox_parked RENAME TO push_outbox").run()
             for _ in 0..<150 where emulator.messages(to: "ok-recovers").isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+            // the round that sent it logs its recovery once it returns, a moment after the push arrived
+            for _ in 0..<150 where !captured.entries.contains(where: { $0.1 == "background job recovered" }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
 
             // check: logged with the job and its cause, counted, and it recovered by itself
             #expect(failures.count >= 2, "each failed round is logged")
