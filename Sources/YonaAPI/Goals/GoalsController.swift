@@ -25,7 +25,8 @@ package enum GoalsController {
                     links: HALLinks(self: links.asRequester(links.goals(buddy.userID), requester.id))))
         }
         let user = try await req.unlockPathUser()
-        let items = try await req.rendering.goalItems(goals: req.goals.goals(of: user), history: req.goals.historyItems(of: user), of: user)
+        let (goals, history) = try await req.goals.goalsWithHistory(ofAnonymizedUsers: [user.privateData.userAnonymizedID])
+        let items = try await req.rendering.goalItems(goals: goals, history: history.map(\.item), of: user)
         return try .hal(
             HALCollection(
                 rel: "yona:goals", items: items, links: HALLinks(self: req.rendering.links.asRequester(req.rendering.links.goals(user.id), user.id))))

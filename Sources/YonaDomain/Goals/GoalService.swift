@@ -94,21 +94,6 @@ package struct GoalService: Sendable {
         return goal
     }
 
-    /// The earlier versions of the user's goals (Yona's history items), oldest first.
-    package func historyItems(of user: UnlockedUser) async throws -> [GoalHistoryItem] {
-        try await historyItems(ofAnonymizedUsers: [user.privateData.userAnonymizedID]).map(\.item)
-    }
-
-    /// The history items of several anonymized users, each with the anonymized user whose goal it was.
-    package func historyItems(ofAnonymizedUsers ids: [UUID]) async throws -> [(item: GoalHistoryItem, userAnonymizedID: UUID)] {
-        guard !ids.isEmpty else { return [] }
-        return try await GoalHistoryItem.query(on: db)
-            .join(Goal.self, on: \GoalHistoryItem.$goal.$id == \Goal.$id)
-            .filter(Goal.self, \.$userAnonymized.$id ~~ ids)
-            .sort(\.$creationTime).all()
-            .map { ($0, try $0.joined(Goal.self).$userAnonymized.id) }
-    }
-
     /// Adds a goal; one goal per activity category. `text` is what the user wrote to the buddies.
     package func add(_ spec: GoalSpec, categoryID: UUID, to user: UnlockedUser, creationTime: Date = Date(), text: String? = nil) async throws -> Goal
     {
