@@ -309,6 +309,119 @@ import Testing
         }
     }
 
+    /// The buddy's own edit link in X's buddy list (Yona's `_links.edit` of the buddy).
+    static func removeBuddy(_ server: TestServer, _ user: TestUser, message: String) async throws -> APIResponse {
+        let edit = try #require(value(try await Self.buddyEntry(server, user), "_links", "edit", "href") as? String)
+        let text = try #require(message.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        return try await server.request(.DELETE, edit + (edit.contains("?") ? "&" : "?") + "message=\(text)", headers: user.passwordHeader)
+    }
+
+    static func buddies(_ server: TestServer, _ user: TestUser) async throws -> [Any] {
+        let list = try await server.request(.GET, "\(user.path)/buddies/", headers: user.passwordHeader)
+        return value(list.json, "_embedded", "yona:buddies") as? [Any] ?? []
+    }
+
+    @Test(
+        "BasicBuddyTest: Richard removes Bob as buddy, so goal conflicts from Bob are gone; Richard receives the buddy removal of Bob",
+        arguments: TestDatabase.available)
+    func removalTakesTheCopiesBothWays(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: each has a conflict of his own and a copy of the other's
+            let (richard, bob, richardUA) = try await Self.buddiesWithANewsNoGoGoal(server)
+            let (bobUA, _) = try await server.vpnLogin(bob)
+            try await server.postNetworkActivity(richardUA, categories: ["news/media"], url: "http://refdag.example")
+            try await server.postNetworkActivity(bobUA, categories: ["gambling"], url: "http://poker.example")
+            #expect(try await Self.messages(server, richard, type: "GoalConflictMessage").count == 2)
+            #expect(try await Self.messages(server, bob, type: "GoalConflictMessage").count == 2)
+            // act: Bob removes Richard, with a message
+            let text = "Richard, as you know our ways parted, so I'll remove you as buddy."
+            #expect(try await Self.removeBuddy(server, bob, message: text).status == 204)
+            // check: each keeps his own conflict only; Richard is told, with Bob's words
+            let richards = try await server.messages(richard)
+            let ownConflicts = richards.filter { $0["@type"] as? String == "GoalConflictMessage" }
+            #expect(ownConflicts.count == 1)
+            #expect(ownConflicts.first?["nickname"] as? String == "RQ (me)")
+            let bobsConflicts = try await Self.messages(server, bob, type: "GoalConflictMessage")
+            #expect(bobsConflicts.count == 1)
+            #expect(bobsConflicts.first?["nickname"] as? String == "BD (me)")
+            let removal = try #require(richards.first { $0["@type"] as? String == "BuddyDisconnectMessage" })
+            #expect(removal["reason"] as? String == "USER_REMOVED_BUDDY")
+            #expect(removal["nickname"] as? String == "BD")
+            #expect(removal["message"] as? String == text)
+            #expect(value(removal, "_embedded", "yona:user", "firstName") as? String != nil)
+            #expect(value(removal, "_embedded", "yona:user", "_links", "self") == nil)
+            #expect(Self.linkSet(removal).subtracting(["yona:userPhoto"]) == ["self", "edit", "yona:markRead"])
+            #expect(try await Self.buddies(server, richard).isEmpty)
+            #expect(try await Self.buddies(server, bob).isEmpty)
+        }
+    }
+
+    @Test("BasicBuddyTest: Richard and Bob connect and break up multiple times", arguments: TestDatabase.available)
+    func connectAndBreakUpMultipleTimes(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            func disconnect(_ from: TestUser, _ other: TestUser) async throws {
+                #expect(try await Self.removeBuddy(server, from, message: "Good luck").status == 204)
+                _ = try await server.messages(other)
+                #expect(try await Self.buddies(server, from).isEmpty)
+                #expect(try await Self.buddies(server, other).isEmpty)
+            }
+            func make(_ requester: TestUser, _ invitee: TestUser) async throws {
+                try await BuddyTests.connect(server, richard: requester, bob: invitee)
+                let response = try #require(try await Self.messages(server, requester, type: "BuddyConnectResponseMessage").first)
+                #expect(value(response, "_links", "yona:process") == nil, "the acceptance is processed on the requester's call")
+                #expect(try await Self.buddies(server, requester).count == 1)
+                #expect(try await Self.buddies(server, invitee).count == 1)
+            }
+            // act: Yona's sequence of break-ups and new requests, from either side
+            try await disconnect(richard, bob)
+            try await make(bob, richard)
+            try await disconnect(bob, richard)
+            try await make(bob, richard)
+            try await disconnect(richard, bob)
+            try await make(richard, bob)
+            try await disconnect(richard, bob)
+            try await make(richard, bob)
+            try await disconnect(bob, richard)
+            try await make(bob, richard)
+            // check: a conflict of either reaches the other once, and each deletes it
+            for (actor, buddy, nickname) in [(richard, bob, "RQ"), (bob, richard, "BD")] {
+                let (ua, _) = try await server.vpnLogin(actor)
+                try await server.postNetworkActivity(ua, categories: ["gambling"], url: "http://poker.example/\(nickname)")
+                let copies = try await Self.messages(server, buddy, type: "GoalConflictMessage")
+                #expect(copies.count == 1, "\(nickname)'s conflict in the buddy's inbox")
+                #expect(copies.first?["nickname"] as? String == nickname)
+                let own = try await Self.messages(server, actor, type: "GoalConflictMessage")
+                #expect(own.count == 1)
+                for (user, message) in [(buddy, copies.first), (actor, own.first)] {
+                    let edit = try #require(value(message, "_links", "edit", "href") as? String)
+                    #expect(try await server.request(.DELETE, edit, headers: user.passwordHeader).status == 200)
+                }
+            }
+        }
+    }
+
+    @Test("CreateUserOnBuddyRequestTest: Richard cannot create a buddy request before confirming his own mobile number")
+    func noBuddyRequestBeforeConfirming() async throws {
+        try await withServer(.sqlite) { server in
+            let richard = try await server.createUser(confirm: false)
+            let request = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": [
+                            "firstName": "Bobby", "lastName": "Dun", "emailAddress": "bobdunn325@gmail.com", "mobileNumber": randomMobileNumber(),
+                        ]
+                    ],
+                    "message": "Would you like to be my buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
+            #expect(request.status == 400)
+            #expect(request.errorCode == "error.mobile.number.not.confirmed")
+        }
+    }
+
     @Test("EditGoalsTest: Add budget goal; Delete goal; Goal conflict messages are removed when goal is removed", arguments: TestDatabase.available)
     func goalChangeMessages(db: TestDatabase) async throws {
         try await withServer(db) { server in
