@@ -403,6 +403,32 @@ import Testing
         }
     }
 
+    /// The acceptance waits in Richard's named inbox; ten calls of his app arrive at once. Whichever call moves it,
+    /// every answer must already list it: none may see an inbox from before the move, nor fail on the move's race.
+    @Test("BasicBuddyTest: Richard finds Bob's buddy connect response with multiple threads", arguments: TestDatabase.available)
+    func parallelCallsEachFindTheResponse(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            for round in 0..<3 {
+                let richard = try await server.createUser(nickname: "RQ\(round)")
+                let bob = try await server.createUser(nickname: "BD\(round)")
+                try await BuddyTests.connect(server, richard: richard, bob: bob)
+                let answers = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                    for _ in 0..<10 {
+                        group.addTask {
+                            let page = try await server.request(.GET, "\(richard.path)/messages/", headers: richard.passwordHeader)
+                            let listed = (value(page.json, "_embedded", "yona:messages") as? [[String: Any]] ?? [])
+                                .filter { $0["@type"] as? String == "BuddyConnectResponseMessage" }.count
+                            return (page.status, listed)
+                        }
+                    }
+                    return try await group.reduce(into: [(Int, Int)]()) { $0.append($1) }
+                }
+                #expect(answers.allSatisfy { $0 == (200, 1) }, "round \(round): \(answers)")
+                #expect(try await Self.buddies(server, richard).count == 1, "applied once")
+            }
+        }
+    }
+
     @Test("CreateUserOnBuddyRequestTest: Richard cannot create a buddy request before confirming his own mobile number")
     func noBuddyRequestBeforeConfirming() async throws {
         try await withServer(.sqlite) { server in
