@@ -429,6 +429,55 @@ import Testing
         }
     }
 
+    @Test(
+        "CreateUserOnBuddyRequestTest: Overwrite user created on buddy request; Overwrite user created on buddy request and connect again",
+        arguments: TestDatabase.available)
+    func overwriteAnInvitedAccountAndConnectAgain(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard invites a number nobody registered; its owner never takes the account over
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let number = randomMobileNumber()
+            _ = try await InvitationTests.invite(server, richard: richard, number: number)
+            // act: the number's owner installs the app and overwrites the invited account
+            #expect(try await OverwriteTests.requestCode(server, number).status == 204)
+            let created = try await server.request(
+                .POST, "/users/?overwriteUserConfirmationCode=1234",
+                json: ["firstName": "Bob Changed", "lastName": "Dunn Changed", "nickname": "BD Changed", "mobileNumber": number])
+            // check: a new confirmed account with the mandatory goal only, and no buddy on either side
+            #expect(created.status == 201, "\(created.text)")
+            YonaAssertions.assertUser(created.json)
+            #expect(created.json["firstName"] as? String == "Bob Changed" && created.json["nickname"] as? String == "BD Changed")
+            #expect((value(created.json, "_embedded", "yona:goals", "_embedded", "yona:goals") as? [Any])?.count == 1)
+            let selfHref = try #require(value(created.json, "_links", "self", "href") as? String)
+            let bobID = try #require(YonaAssertions.stripped(selfHref)?.split(separator: "/").last.map(String.init))
+            let bob = TestUser(
+                id: bobID, password: try #require(created.json["yonaPassword"] as? String), mobileNumber: number, firstName: "Bob Changed",
+                nickname: "BD Changed")
+            #expect(try await Self.buddies(server, richard).isEmpty)
+            #expect(try await Self.buddies(server, bob).isEmpty)
+            let told = try await server.messages(richard)
+            #expect(told.count == 1, "\(told.map { $0["@type"] ?? "" })")
+            #expect(told.first?["@type"] as? String == "BuddyConnectResponseMessage")
+            #expect(told.first?["message"] as? String == "User account was deleted")
+            #expect(told.first?["nickname"] as? String == "Bobby Dun")
+            #expect(value(told.first, "_links", "yona:process") == nil)
+
+            // and they connect again: a conflict of Richard's reaches the new Bob
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            #expect(try await Self.buddies(server, richard).count == 1)
+            #expect(try await Self.buddies(server, bob).count == 1)
+            try await server.addNoGoGoal(richard, category: GoalsTests.news)
+            let (ua, _) = try await server.vpnLogin(richard)
+            try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://refdag.example")
+            let own = try #require(try await Self.messages(server, richard, type: "GoalConflictMessage").first)
+            #expect(own["nickname"] as? String == "RQ (me)")
+            #expect(own["url"] as? String == "http://refdag.example")
+            let copy = try #require(try await Self.messages(server, bob, type: "GoalConflictMessage").first)
+            #expect(copy["nickname"] as? String == "RQ")
+            #expect(copy["url"] == nil || copy["url"] is NSNull)
+        }
+    }
+
     @Test("CreateUserOnBuddyRequestTest: Richard cannot create a buddy request before confirming his own mobile number")
     func noBuddyRequestBeforeConfirming() async throws {
         try await withServer(.sqlite) { server in
