@@ -17,7 +17,9 @@ package struct CreateUserRequest: StrictBody {
         "firstName", "lastName", "nickname", "mobileNumber", "deviceName", "deviceOperatingSystem",
         "deviceAppVersion", "deviceAppVersionCode", "deviceFirebaseInstanceId",
     ]
-    package static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
+    /// What the apps send back of a user they read: an invitee's app takes the account over with the body its
+    /// invitation link's GET answered (Yona's `CreateUserOnBuddyRequestTest`), creation time included.
+    package static let ignoredKeys: Set<String> = ["_links", "yonaPassword", "creationTime"]
 
     package func toNewUser() throws -> NewUser {
         let firstName = try PersonName.validated(firstName, or: .firstNameMissing, property: "firstName")

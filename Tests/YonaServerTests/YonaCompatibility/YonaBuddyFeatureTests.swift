@@ -478,6 +478,48 @@ import Testing
         }
     }
 
+    @Test("CreateUserOnBuddyRequestTest: Try update Bob with incomplete device data", arguments: TestDatabase.available)
+    func takeOverWithIncompleteDeviceData(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            // each row takes over a fresh invitation, with the body as Yona's app builds it: what the link's GET
+            // answered (links, password and creation time included) plus the device, one field left out
+            let device: [String: Any] = [
+                "deviceName": "My phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "3.0", "deviceAppVersionCode": 10000,
+                "deviceFirebaseInstanceId": "SomeLongString",
+            ]
+            for (missing, status) in [
+                ("deviceOperatingSystem", 400), ("deviceAppVersion", 400), ("deviceAppVersionCode", 400), ("deviceFirebaseInstanceId", 200),
+            ] {
+                let number = randomMobileNumber()
+                let link = try await InvitationTests.invite(server, richard: richard, number: number)
+                let opened = try await server.request(.GET, link)
+                try #require(opened.status == 200, "\(opened.text)")
+                var body = opened.json.merging(device) { $1 }
+                body[missing] = nil
+                let taken = try await server.request(.PUT, link, json: body)
+                #expect(taken.status == status, "\(missing): \(taken.text)")
+                if status == 400 {
+                    #expect(taken.errorCode == "error.request.missing.property", "\(missing)")
+                    #expect((taken.json["message"] as? String)?.hasPrefix("Mandatory property '\(missing)'") == true, "\(taken.text)")
+                }
+            }
+        }
+    }
+
+    @Test("OverwriteUserTest: Concurrent requests cause no errors", arguments: TestDatabase.available)
+    func concurrentOverwriteRequests(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<5 { group.addTask { try await OverwriteTests.requestCode(server, richard.mobileNumber).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses == [204, 204, 204, 204, 204])
+            #expect(try await OverwriteTests.overwrite(server, richard.mobileNumber).status == 201)
+        }
+    }
+
     @Test("CreateUserOnBuddyRequestTest: Richard cannot create a buddy request before confirming his own mobile number")
     func noBuddyRequestBeforeConfirming() async throws {
         try await withServer(.sqlite) { server in
