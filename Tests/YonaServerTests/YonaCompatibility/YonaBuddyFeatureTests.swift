@@ -507,6 +507,45 @@ import Testing
         }
     }
 
+    @Test("CreateUserOnBuddyRequestTest: Bob updates his user information saved with the device password", arguments: TestDatabase.available)
+    func takeOverThenUpdateBeforeConfirming(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let number = randomMobileNumber()
+            let link = try await InvitationTests.invite(server, richard: richard, number: number)
+            let opened = try await server.request(.GET, link)
+            let openedSelf = try #require(value(opened.json, "_links", "self", "href") as? String)
+            // act: the take-over without a device, with a password of the app's own (ignored) and the self link read
+            let taken = try await server.request(
+                .PUT, link,
+                json: [
+                    "firstName": "Bobby", "lastName": "Dun", "nickname": "Bobby", "mobileNumber": number, "yonaPassword": "B o b",
+                    "_links": ["self": ["href": openedSelf]],
+                ])
+            #expect(taken.status == 200, "\(taken.text)")
+            YonaAssertions.assertUser(taken.json)
+            #expect(value(taken.json, "_links", "yona:confirmMobileNumber") != nil)
+            let password = try #require(taken.json["yonaPassword"] as? String)
+            #expect(password != "B o b")
+            let bobID = try #require(URLComponents(string: link)?.path.split(separator: "/").last.map(String.init))
+            // the app reloads with the password it was given, then updates through the self link before confirming
+            let reloaded = try await server.request(.GET, "/users/\(bobID)?requestingUserId=\(bobID)", headers: [("Yona-Password", password)])
+            #expect(reloaded.status == 200, "\(reloaded.text)")
+            YonaAssertions.assertUser(reloaded.json)
+            let selfHref = try #require(value(reloaded.json, "_links", "self", "href") as? String)
+            #expect(YonaAssertions.query(selfHref, "requestingDeviceId") != nil)
+            let updated = try await server.request(
+                .PUT, selfHref, headers: [("Yona-Password", password)],
+                json: [
+                    "firstName": "Bobby", "lastName": "Dun", "nickname": "Robert", "mobileNumber": number, "yonaPassword": password,
+                    "_links": ["self": ["href": selfHref]],
+                ])
+            #expect(updated.status == 200, "\(updated.text)")
+            #expect(updated.json["nickname"] as? String == "Robert")
+            YonaAssertions.assertUser(updated.json)
+        }
+    }
+
     @Test("OverwriteUserTest: Concurrent requests cause no errors", arguments: TestDatabase.available)
     func concurrentOverwriteRequests(db: TestDatabase) async throws {
         try await withServer(db) { server in
