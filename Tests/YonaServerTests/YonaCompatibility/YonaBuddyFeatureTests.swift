@@ -546,6 +546,44 @@ import Testing
         }
     }
 
+    @Test(
+        "OverwriteUserTest: Overwrite Richard with pending buddy invitation from Bob and immediately send another buddy connect request",
+        arguments: TestDatabase.available)
+    func overwriteThenRequestAgain(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Bob asks Richard; Richard loses his phone before answering and overwrites his account
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let bob = try await server.createUser(firstName: "Bob", nickname: "BD")
+            try await OverwriteTests.invite(server, from: bob, to: richard)
+            #expect(try await OverwriteTests.requestCode(server, richard.mobileNumber).status == 204)
+            let created = try await server.request(
+                .POST, "/users/?overwriteUserConfirmationCode=1234",
+                json: ["firstName": "RichardChanged", "lastName": "QuinnChanged", "nickname": "RQChanged", "mobileNumber": richard.mobileNumber])
+            #expect(created.status == 201, "\(created.text)")
+            let id = try #require(
+                YonaAssertions.stripped(value(created.json, "_links", "self", "href") as? String)?.split(separator: "/").last.map(String.init))
+            let changed = TestUser(
+                id: id, password: try #require(created.json["yonaPassword"] as? String), mobileNumber: richard.mobileNumber,
+                firstName: "RichardChanged", nickname: "RQChanged")
+            #expect(try await Self.buddies(server, changed).isEmpty)
+            // act: the new account asks Bob at once
+            try await OverwriteTests.invite(server, from: changed, to: bob)
+            // check: Bob has no buddy yet; he is told the old account went and finds the new request
+            #expect(try await Self.buddies(server, bob).isEmpty)
+            let bobs = try await server.messages(bob)
+            #expect(bobs.count == 2, "\(bobs.map { $0["@type"] ?? "" })")
+            let gone = try #require(bobs.first { $0["@type"] as? String == "BuddyConnectResponseMessage" })
+            #expect(gone["message"] as? String == "User account was deleted")
+            #expect(value(gone, "_links", "yona:process") == nil)
+            let request = try #require(bobs.first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
+            #expect(request["nickname"] as? String == "RQChanged")
+            #expect(request["status"] as? String == "REQUESTED")
+            #expect(value(request, "_embedded", "yona:user", "firstName") as? String == "RichardChanged")
+            #expect(Self.linkSet(request).subtracting(["yona:userPhoto"]) == ["self", "yona:accept", "yona:reject", "yona:markRead"])
+            #expect(try await server.messages(changed).isEmpty)
+        }
+    }
+
     @Test("OverwriteUserTest: Concurrent requests cause no errors", arguments: TestDatabase.available)
     func concurrentOverwriteRequests(db: TestDatabase) async throws {
         try await withServer(db) { server in
