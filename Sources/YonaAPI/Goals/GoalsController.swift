@@ -26,7 +26,7 @@ package enum GoalsController {
         }
         let user = try await req.unlockPathUser()
         let (goals, history) = try await req.goals.goalsWithHistory(ofAnonymizedUsers: [user.privateData.userAnonymizedID])
-        let items = try await req.rendering.goalItems(goals: goals, history: history.map(\.item), of: user)
+        let items = req.rendering.goalItems(goals: goals, history: history.map(\.item), of: user)
         return try .hal(
             HALCollection(
                 rel: "yona:goals", items: items, links: HALLinks(self: req.rendering.links.asRequester(req.rendering.links.goals(user.id), user.id))))

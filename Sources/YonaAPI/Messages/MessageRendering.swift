@@ -13,7 +13,9 @@ extension UserRendering {
         let buddy =
             user.privateData.buddies.first { $0.buddyUserAnonymizedID == payload.subjectUserAnonymizedID }
             ?? payload.sender.flatMap { sender in user.privateData.buddies.first { $0.userID == sender.userID } }
-        let senderUserID = payload.sender?.userID ?? buddy?.userID
+        // As Yona: a sender whose account is gone is neither linked nor embedded, only named.
+        let senderAccountGone = payload.reason == "USER_ACCOUNT_DELETED"
+        let senderUserID = senderAccountGone ? nil : payload.sender?.userID ?? buddy?.userID
 
         var halLinks = HALLinks(self: href, topLevel: topLevel)
         if payload.canBeDeleted { halLinks.add("edit", href) }
@@ -45,14 +47,16 @@ extension UserRendering {
         case .disclosureResponse:
             if let copy = payload.buddyCopyMessageID { halLinks.add("related", links.message(user.id, copy)) }
             addBuddyLinks(user: true)
-            // The answer is about the buddy's day.
-            if let day = dayDetails(owner: payload.subjectUserAnonymizedID, payload, of: user) { halLinks.add("yona:dayDetails", day) }
+            // The answer is about the buddy's day, which only an acceptance opens (as Yona).
+            if payload.status == "DISCLOSURE_ACCEPTED", let day = dayDetails(owner: payload.subjectUserAnonymizedID, payload, of: user) {
+                halLinks.add("yona:dayDetails", day)
+            }
         case .buddyConnectRequest, .buddyDisconnect:
             if payload.kind == .buddyConnectRequest, payload.status == "REQUESTED" {
                 halLinks.add("yona:accept", "\(href)/accept")
                 halLinks.add("yona:reject", "\(href)/reject")
             }
-            if let sender = payload.sender {
+            if let sender = payload.sender, !senderAccountGone {
                 // As Yona: the user can be followed only once the request is accepted (never from a disconnect).
                 let followable = payload.kind == .buddyConnectRequest && payload.status == "ACCEPTED"
                 embeddedUser = .init(
