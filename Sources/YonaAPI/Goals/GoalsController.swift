@@ -35,8 +35,13 @@ package enum GoalsController {
     @Sendable package static func get(req: Request) async throws -> Response {
         if let (requester, buddy, side) = try await buddyGoals(req) {
             let goalID = try req.uuidParameter("goalID")
-            guard let goal = side.goals.first(where: { $0.id == goalID }) else { throw YonaError(.goalNotFound) }
-            return try .hal(req.rendering.goal(goal, ownerID: buddy.userID, editable: false, topLevel: true, requestingUserID: requester.id))
+            if let goal = side.goals.first(where: { $0.id == goalID }) {
+                return try .hal(req.rendering.goal(goal, ownerID: buddy.userID, editable: false, topLevel: true, requestingUserID: requester.id))
+            }
+            // A buddy's earlier goal version is reachable by the self link its goal list gives it (Yona's
+            // getGoalsIncludingHistoryItems); one's own is not, as in Yona.
+            guard let item = side.history.first(where: { $0.id == goalID }) else { throw YonaError(.goalNotFound) }
+            return try .hal(req.rendering.goal(item, ownerID: buddy.userID, requestingUserID: requester.id, topLevel: true))
         }
         let user = try await req.unlockPathUser()
         return try .hal(req.rendering.goal(try await req.goals.goal(try req.uuidParameter("goalID"), of: user), of: user, topLevel: true))

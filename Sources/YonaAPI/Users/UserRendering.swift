@@ -130,11 +130,11 @@ package struct UserRendering {
     }
 
     /// An earlier version of a goal (Yona's history item): never editable.
-    package func goal(_ item: GoalHistoryItem, ownerID: UUID, requestingUserID: UUID? = nil) -> GoalDTO {
+    package func goal(_ item: GoalHistoryItem, ownerID: UUID, requestingUserID: UUID? = nil, topLevel: Bool = false) -> GoalDTO {
         goalDTO(
             id: item.id!, spec: item.spec,
             categoryID: item.$activityCategory.id, creationTime: item.creationTime, historyItem: true,
-            ownerID: ownerID, editable: false, topLevel: false, requestingUserID: requestingUserID)
+            ownerID: ownerID, editable: false, topLevel: topLevel, requestingUserID: requestingUserID)
     }
 
     /// A user's goals as Yona lists them: the goals in force, then their earlier versions.

@@ -123,6 +123,46 @@ import Testing
         }
     }
 
+    @Test("A buddy's earlier goal version answers at the self link the buddy's goal list gives it", arguments: TestDatabase.available)
+    func buddysHistoryItemIsFollowable(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(nickname: "RQ")
+            let bob = try await server.createUser(nickname: "BD")
+            let budget = try await server.request(
+                .POST, "\(bob.path)/goals/", headers: bob.passwordHeader, json: Self.budget(server, GoalsTests.social, "60"))
+            let edit = try #require(value(budget.json, "_links", "edit", "href") as? String)
+            #expect(
+                try await server.request(.PUT, edit, headers: bob.passwordHeader, json: Self.budget(server, GoalsTests.social, "120")).status == 200)
+            try await BuddyTests.connect(server, richard: richard, bob: bob)
+            let profile = try await server.request(.GET, richard.profilePath, headers: richard.passwordHeader)
+            let bobsGoalsHref = try #require(
+                value(
+                    profile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies", 0, "_embedded", "yona:user", "_embedded", "yona:goals",
+                    "_links", "self", "href") as? String, "\(profile.text)")
+            let bobsGoals = try await server.request(.GET, bobsGoalsHref, headers: richard.passwordHeader)
+            let social = Self.onCategory(value(bobsGoals.json, "_embedded", "yona:goals") as? [[String: Any]] ?? [], GoalsTests.social)
+            let earlier = try #require(social.first { $0["historyItem"] as? Bool == true }, "\(bobsGoals.text)")
+            let current = try #require(social.first { $0["historyItem"] as? Bool == false })
+            // act
+            let followedEarlier = try await server.request(
+                .GET, try #require(value(earlier, "_links", "self", "href") as? String), headers: richard.passwordHeader)
+            let followedCurrent = try await server.request(
+                .GET, try #require(value(current, "_links", "self", "href") as? String), headers: richard.passwordHeader)
+            // check: both versions answer as listed; Bob's own link to his earlier version is not a goal of his (as Yona)
+            #expect(followedEarlier.status == 200, "\(followedEarlier.text)")
+            #expect(followedEarlier.json["historyItem"] as? Bool == true)
+            #expect(followedEarlier.json["maxDurationMinutes"] as? Int == 60)
+            #expect(value(followedEarlier.json, "_links", "self", "href") as? String == value(earlier, "_links", "self", "href") as? String)
+            #expect(value(followedEarlier.json, "_links", "edit") == nil)
+            #expect(followedCurrent.status == 200 && followedCurrent.json["maxDurationMinutes"] as? Int == 120)
+            let own = Self.onCategory(try await Self.goals(server, bob), GoalsTests.social)
+            let ownEarlier = try #require(own.first { $0["historyItem"] as? Bool == true })
+            let ownFollowed = try await server.request(
+                .GET, try #require(value(ownEarlier, "_links", "self", "href") as? String), headers: bob.passwordHeader)
+            #expect(ownFollowed.status == 404 && ownFollowed.json["code"] as? String == "error.goal.not.found", "\(ownFollowed.text)")
+        }
+    }
+
     @Test("EditGoalsTest: Update goal multiple times; Try setting update time before creation time", arguments: TestDatabase.available)
     func updateMultipleTimes(db: TestDatabase) async throws {
         try await withServer(db) { server in
