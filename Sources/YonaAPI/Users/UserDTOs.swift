@@ -21,21 +21,26 @@ package struct CreateUserRequest: StrictBody {
     /// invitation link's GET answered (Yona's `CreateUserOnBuddyRequestTest`), creation time included.
     package static let ignoredKeys: Set<String> = ["_links", "yonaPassword", "creationTime"]
 
-    package func toNewUser() throws -> NewUser {
+    /// `refusingStrayDeviceFields`: a creation refuses device fields without a device name; a take-over (a `PUT`)
+    /// drops them unread, as Yona's `updateUser` did.
+    package func toNewUser(refusingStrayDeviceFields: Bool = true) throws -> NewUser {
         let firstName = try PersonName.validated(firstName, or: .firstNameMissing, property: "firstName")
         let lastName = try PersonName.validated(lastName, or: .lastNameMissing, property: "lastName")
         let nickname = try PersonName.validated(nickname, or: .nicknameMissing, property: "nickname")
         let mobileNumber = try MobileNumber(try requireText(mobileNumber, or: .mobileNumberMissing))
-        let deviceFields: [Any?] = [deviceName, deviceOperatingSystem, deviceAppVersion, deviceAppVersionCode]
+        // As Yona's UserController: without a device name the other device fields are extra (an Instance ID alone is
+        // ignored); with one, they are mandatory.
+        let fields: [(String, Any?)] = [
+            ("deviceOperatingSystem", deviceOperatingSystem), ("deviceAppVersion", deviceAppVersion),
+            ("deviceAppVersionCode", deviceAppVersionCode),
+        ]
         let device: NewDevice
-        if deviceFields.allSatisfy({ $0 == nil }) {
-            guard deviceFirebaseInstanceId == nil else { throw YonaError(.missingProperty) }
+        if deviceName == nil {
+            if refusingStrayDeviceFields, let extra = fields.first(where: { $0.1 != nil }) {
+                throw YonaError(.extraProperty, quoting: extra.0)
+            }
             device = .default
         } else {
-            let fields: [(String, Any?)] = [
-                ("deviceName", deviceName), ("deviceOperatingSystem", deviceOperatingSystem),
-                ("deviceAppVersion", deviceAppVersion), ("deviceAppVersionCode", deviceAppVersionCode),
-            ]
             guard let deviceName, let deviceOperatingSystem, let deviceAppVersion, let deviceAppVersionCode else {
                 throw YonaError(.missingProperty, quoting: fields.first { $0.1 == nil }?.0)
             }
@@ -58,7 +63,8 @@ package struct UpdateUserRequest: StrictBody {
     package let creationTime: String?
 
     package static let allowedKeys: Set<String> = ["firstName", "lastName", "nickname", "mobileNumber", "creationTime"]
-    /// Device fields belong to a creation, not an update; Yona names `deviceName`.
+    /// Device fields belong to a creation, not an update: a `deviceName` is refused (Yona names it); without one, Yona
+    /// dropped the other device fields unread, and so do we (`ignoredKeys`).
     package static let extraKeyPriority = ["deviceName"]
 
     package func creationTime(testServer: Bool) throws -> Date? {
@@ -67,7 +73,9 @@ package struct UpdateUserRequest: StrictBody {
         guard let date = YonaDateFormat.parseTimestamp(creationTime) else { throw YonaError(.invalidJSON) }
         return date
     }
-    package static let ignoredKeys: Set<String> = ["_links", "yonaPassword"]
+    package static let ignoredKeys: Set<String> = [
+        "_links", "yonaPassword", "deviceOperatingSystem", "deviceAppVersion", "deviceAppVersionCode", "deviceFirebaseInstanceId",
+    ]
 }
 
 /// `POST /users/{u}/confirmMobileNumber` body.

@@ -64,7 +64,7 @@ package enum UsersController {
         }
         // An invited account's own edit link, with the Yona password its invitation showed: a take-over too.
         if let invited = try await req.invitations.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader) {
-            let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+            let new = try req.decodeStrict(CreateUserRequest.self).toNewUser(refusingStrayDeviceFields: false)
             try req.checkAppVersion(new.device)
             return try await takeOver(req: req, invited, as: new)
         }
@@ -97,7 +97,7 @@ package enum UsersController {
             throw YonaError(.userNotCreatedOnBuddyRequest)
         }
         // The body is checked before the rate limit and the key derivation are spent on it.
-        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser(refusingStrayDeviceFields: false)
         try req.checkAppVersion(new.device)
         try await req.limitAttempts(number: nil)
         return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword), as: new)

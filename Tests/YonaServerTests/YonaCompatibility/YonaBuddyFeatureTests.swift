@@ -557,12 +557,13 @@ import Testing
             let link = try await InvitationTests.invite(server, richard: richard, number: number)
             let opened = try await server.request(.GET, link)
             let openedSelf = try #require(value(opened.json, "_links", "self", "href") as? String)
-            // act: the take-over without a device, with a password of the app's own (ignored) and the self link read
+            // act: the take-over without a device (device fields without a name are dropped unread, as Yona's
+            // updateUser), with a password of the app's own (ignored) and the self link read
             let taken = try await server.request(
                 .PUT, link,
                 json: [
                     "firstName": "Bobby", "lastName": "Dun", "nickname": "Bobby", "mobileNumber": number, "yonaPassword": "B o b",
-                    "_links": ["self": ["href": openedSelf]],
+                    "_links": ["self": ["href": openedSelf]], "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "3.0",
                 ])
             #expect(taken.status == 200, "\(taken.text)")
             YonaAssertions.assertUser(taken.json)

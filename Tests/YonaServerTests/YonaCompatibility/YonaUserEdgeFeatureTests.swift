@@ -39,6 +39,40 @@ import Testing
         }
     }
 
+    @Test("Yona's codes for device fields without a device name: extra on creation, dropped on an update", arguments: TestDatabase.available)
+    func deviceFieldsWithoutADeviceName(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // creation: the first extra field is named (Yona's assertValidDeviceData), an Instance ID alone is ignored
+            for (os, version, code, extra) in [
+                ("IOS", "1.1", 5000, "deviceOperatingSystem"), (nil, "1.1", 5000, "deviceAppVersion"), (nil, nil, 5000, "deviceAppVersionCode"),
+            ] as [(String?, String?, Int?, String)] {
+                let answer = try await server.request(.POST, "/users/", json: Self.userWithDevice(name: nil, os: os, version: version, code: code))
+                #expect(answer.status == 400 && answer.errorCode == "error.request.extra.property", "\(answer.text)")
+                #expect(
+                    (answer.json["message"] as? String)?.hasPrefix("Property '\(extra)' is not supported in this context") == true, "\(answer.text)")
+            }
+            var instanceIDOnly = Self.userWithDevice(name: nil, os: nil, version: nil, code: nil)
+            instanceIDOnly["deviceFirebaseInstanceId"] = "SomeLongString"
+            let created = try await server.request(.POST, "/users/", json: instanceIDOnly)
+            #expect(created.status == 201, "\(created.text)")
+            #expect(value(created.json, "_embedded", "yona:devices", "_embedded", "yona:devices", 0, "firebaseInstanceId") == nil)
+            // update: without a device name Yona dropped the device fields unread; with one it refused the name
+            let john = try await YonaApp.add(server, firstName: "John", nickname: "JD")
+            let number = try #require(john.json["mobileNumber"] as? String)
+            var body: [String: Any] = [
+                "firstName": "John", "lastName": "Doe", "nickname": "Johnny", "mobileNumber": number,
+                "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "3.0", "deviceAppVersionCode": 10000,
+                "deviceFirebaseInstanceId": "SomeLongString",
+            ]
+            let updated = try await server.request(.PUT, john.url, headers: john.headers, json: body)
+            #expect(updated.status == 200 && updated.json["nickname"] as? String == "Johnny", "\(updated.text)")
+            body["deviceName"] = "My phone"
+            let refused = try await server.request(.PUT, john.url, headers: john.headers, json: body)
+            #expect(refused.status == 400 && refused.errorCode == "error.request.extra.property", "\(refused.text)")
+            #expect((refused.json["message"] as? String)?.hasPrefix("Property 'deviceName' is not supported in this context") == true)
+        }
+    }
+
     @Test(
         "DeviceTest: Create John Doe with an device with the longest supported name; Try to create John Doe with device operating system UNKNOWN",
         arguments: TestDatabase.available)
