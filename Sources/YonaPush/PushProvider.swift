@@ -43,7 +43,6 @@ package struct LogPushProvider: PushProvider {
 /// A short, keyed hash of an Instance ID: what logs and the test endpoint's table may hold instead of it.
 package enum TokenHash {
     package static func of(_ token: String) -> String {
-        KeyedHash.hash(Array(token.utf8), key: Array("yona/token-hash/v1".utf8), outputLength: 16)
-            .prefix(8).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(KeyedHash.hash(Array(token.utf8), key: Array("yona/token-hash/v1".utf8), outputLength: 16).prefix(8))
     }
 }

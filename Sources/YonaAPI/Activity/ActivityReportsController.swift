@@ -117,7 +117,7 @@ package enum ActivityReportsController {
                 start: activity.span.start, end: activity.span.end, app: try ActivityApp.openName(activity.sealedApp, inbox: inbox),
                 deviceName: activity.deviceAnonymizedID.flatMap { names[$0] } ?? "n/a")
         }
-        let href = "\(scope.base)/days/\(UserCalendar.day(start))/details/\(goalID.uuidString.lowercased())/raw/"
+        let href = "\(scope.base)/days/\(UserCalendar.day(start))/details/\(goalID.lowercasedString)/raw/"
         return try .hal(RawActivitiesDTO(_embedded: ["yona:activities": items], _links: HALLinks(self: href)))
     }
 
@@ -208,7 +208,7 @@ package enum ActivityReportsController {
         let size = try req.pagingParameter("size", default: daysPageSize, range: 1...2000)
         let context = try await withBuddiesContext(req)
         let base = "\(context.links.user(context.me))/activity/withBuddies/days/"
-        let device = context.deviceID.uuidString.lowercased()
+        let device = context.deviceID.lowercasedString
         func href(_ number: Int) -> String { "\(base)?requestingDeviceId=\(device)&page=\(number)&size=\(size)" }
         guard let earliest = context.earliest else {
             return try .hal(
@@ -290,11 +290,11 @@ package struct ReportScope: Sendable {
     package func goal(_ version: GoalVersion) -> String { links.asRequester(links.goal(buddy?.userID ?? me, version.id), me) }
 
     package func dayDetails(_ day: Date, _ version: GoalVersion) -> String {
-        "\(base)/days/\(UserCalendar.day(day))/details/\(version.id.uuidString.lowercased())"
+        "\(base)/days/\(UserCalendar.day(day))/details/\(version.id.lowercasedString)"
     }
 
     package func weekDetails(_ sunday: Date, _ version: GoalVersion) -> String {
-        "\(base)/weeks/\(UserCalendar.week(sunday))/details/\(version.id.uuidString.lowercased())"
+        "\(base)/weeks/\(UserCalendar.week(sunday))/details/\(version.id.lowercasedString)"
     }
 
     /// On a buddy's details: where to comment, and the buddy.
@@ -400,7 +400,7 @@ package struct WithBuddiesContext: Sendable {
                 }
             }
             let selfHref =
-                "\(links.user(me))/activity/withBuddies/days/\(UserCalendar.day(start))?requestingDeviceId=\(deviceID.uuidString.lowercased())"
+                "\(links.user(me))/activity/withBuddies/days/\(UserCalendar.day(start))?requestingDeviceId=\(deviceID.lowercasedString)"
             let categoryItems = order.map { category in
                 var categoryLinks = HALLinks()
                 categoryLinks.add("yona:activityCategory", links.activityCategory(category))

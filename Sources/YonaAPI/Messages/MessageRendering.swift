@@ -131,7 +131,7 @@ extension UserRendering {
     /// before they carried the goal and the time.
     private func dayDetails(owner: UUID, _ payload: MessagePayload, of user: UnlockedUser) -> String? {
         guard let goal = payload.goalID, let start = payload.activityStartTime, let base = activityBase(of: owner, for: user) else { return nil }
-        return "\(base)/days/\(UserCalendar.day(start))/details/\(goal.uuidString.lowercased())"
+        return "\(base)/days/\(UserCalendar.day(start))/details/\(goal.lowercasedString)"
     }
 
     /// Where a comment's day or week is for this reader: their own details, or their buddy's.
@@ -143,7 +143,7 @@ extension UserRendering {
         let date = interval.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
         return (
             isWeek ? "yona:weekDetails" : "yona:dayDetails",
-            "\(base)/\(isWeek ? "weeks" : "days")/\(date)/details/\(version.uuidString.lowercased())"
+            "\(base)/\(isWeek ? "weeks" : "days")/\(date)/details/\(version.lowercasedString)"
         )
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Vapor
 import YonaConfig
+import YonaCrypto
 import YonaDomain
 
 #if canImport(Glibc)
@@ -32,7 +33,7 @@ package enum ClientAddress {
     package static func bucket(_ address: String) -> String {
         guard let bytes = CIDR.parse(address) else { return address }
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "/64"
+        return Hex.lowercase(bytes.prefix(8)) + "/64"
     }
 
     private static func isTrusted(_ address: String, _ proxies: [CIDR]) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaDomain
 
 /// A HAL link.
 package struct HALLink: Encodable, Sendable {
@@ -89,11 +90,11 @@ package struct LinkBuilder: Sendable {
         }
     }
 
-    package func user(_ userID: UUID) -> String { "\(base)/users/\(userID.uuidString.lowercased())" }
+    package func user(_ userID: UUID) -> String { "\(base)/users/\(userID.lowercasedString)" }
 
     package func user(_ userID: UUID, requestingUserID: UUID, requestingDeviceID: UUID?) -> String {
-        var href = "\(user(userID))?requestingUserId=\(requestingUserID.uuidString.lowercased())"
-        if let requestingDeviceID { href += "&requestingDeviceId=\(requestingDeviceID.uuidString.lowercased())" }
+        var href = "\(user(userID))?requestingUserId=\(requestingUserID.lowercasedString)"
+        if let requestingDeviceID { href += "&requestingDeviceId=\(requestingDeviceID.lowercasedString)" }
         return href
     }
 
@@ -114,7 +115,7 @@ package struct LinkBuilder: Sendable {
     }
 
     private static func appending(_ name: String, _ id: UUID, to href: String) -> String {
-        href + (href.contains("?") ? "&" : "?") + "\(name)=\(id.uuidString.lowercased())"
+        href + (href.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + "\(name)=\(id.lowercasedString)"
     }
 
     package func dailyActivityReports(_ userID: UUID) -> String { "\(user(userID))/activity/days/" }
@@ -122,7 +123,7 @@ package struct LinkBuilder: Sendable {
     package func dailyActivityReportsWithBuddies(_ userID: UUID) -> String { "\(user(userID))/activity/withBuddies/days/" }
     package func editUserPhoto(_ userID: UUID) -> String { "\(user(userID))/photo" }
     /// Where anyone holding it downloads a photo (no password: the id is the key).
-    package func userPhoto(_ photoID: UUID) -> String { "\(base)/userPhotos/\(photoID.uuidString.lowercased())" }
+    package func userPhoto(_ photoID: UUID) -> String { "\(base)/userPhotos/\(photoID.lowercasedString)" }
     package func pinResetRequest(_ userID: UUID) -> String { "\(user(userID))/pinResetRequest/request" }
     package func ovpnProfile() -> String { "\(base)/vpn/profile.ovpn" }
     package func sslRootCertificate() -> String { "\(base)/ssl/rootcert.cer" }
@@ -131,22 +132,22 @@ package struct LinkBuilder: Sendable {
     package func resendConfirmationCode(_ userID: UUID) -> String { "\(user(userID))/resendMobileNumberConfirmationCode" }
     package func messages(_ userID: UUID) -> String { "\(user(userID))/messages/" }
     package func devices(_ userID: UUID) -> String { "\(user(userID))/devices/" }
-    package func device(_ userID: UUID, _ deviceID: UUID) -> String { "\(devices(userID))\(deviceID.uuidString.lowercased())" }
+    package func device(_ userID: UUID, _ deviceID: UUID) -> String { "\(devices(userID))\(deviceID.lowercasedString)" }
     package func message(_ userID: UUID, _ messageID: Int64) -> String { "\(messages(userID))\(messageID)" }
     package func goals(_ userID: UUID) -> String { "\(user(userID))/goals/" }
     package func buddies(_ userID: UUID) -> String { "\(user(userID))/buddies/" }
-    package func buddy(_ userID: UUID, _ buddyID: UUID) -> String { "\(buddies(userID))\(buddyID.uuidString.lowercased())" }
+    package func buddy(_ userID: UUID, _ buddyID: UUID) -> String { "\(buddies(userID))\(buddyID.lowercasedString)" }
 
     /// A link the requester follows to another user's resource (a buddy's user or goals), as Yona gives it.
     package func asRequester(_ href: String, _ requestingUserID: UUID) -> String {
         Self.appending("requestingUserId", requestingUserID, to: href)
     }
 
-    package func goal(_ userID: UUID, _ goalID: UUID) -> String { "\(goals(userID))\(goalID.uuidString.lowercased())" }
+    package func goal(_ userID: UUID, _ goalID: UUID) -> String { "\(goals(userID))\(goalID.lowercasedString)" }
     package func activityCategories() -> String { "\(base)/activityCategories/" }
-    package func activityCategory(_ id: UUID) -> String { "\(activityCategories())\(id.uuidString.lowercased())" }
+    package func activityCategory(_ id: UUID) -> String { "\(activityCategories())\(id.lowercasedString)" }
     package func adminActivityCategories() -> String { "\(base)/admin/activityCategories/" }
-    package func adminActivityCategory(_ id: UUID) -> String { "\(adminActivityCategories())\(id.uuidString.lowercased())" }
+    package func adminActivityCategory(_ id: UUID) -> String { "\(adminActivityCategories())\(id.lowercasedString)" }
 
     package func newDeviceRequest(_ mobileNumber: String) -> String {
         let encoded = mobileNumber.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? mobileNumber

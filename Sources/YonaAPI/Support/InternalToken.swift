@@ -25,7 +25,7 @@ package enum InternalToken {
         if let configured { return configured }
         let secret = try DataDirectorySecret.loadOrCreate(
             file: "internal-token", in: dataDirectory, variable: "YONA_INTERNAL_TOKEN", keep: keep, isValid: { !$0.isEmpty },
-            generate: { SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined() })
+            generate: { Hex.lowercase(SecureRandom.bytes(32)) })
         if secret.created {
             FileHandle.standardError.write(
                 Data(

@@ -28,7 +28,7 @@ package struct RequestContextMiddleware: AsyncMiddleware {
         let traced = request.headers.first(name: "x-b3-traceid")
         let id =
             traced.flatMap { $0.count <= 32 && !$0.isEmpty && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
-            ?? UUID().uuidString.lowercased()
+            ?? UUID().lowercasedString
         let context = RequestContext(
             correlationID: id,
             locale: YonaLocale.pick(acceptLanguage: request.headers.first(name: .acceptLanguage)))

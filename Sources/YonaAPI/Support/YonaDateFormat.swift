@@ -10,12 +10,66 @@ package enum YonaDateFormat {
     }()
 
     package static func timestamp(_ date: Date) -> String {
-        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
+        // UTC fields by integer arithmetic (days since the epoch to a civil date, Howard Hinnant's algorithm), not
+        // through a Calendar and `String(format:)`: every resource the apps read carries several timestamps.
+        let interval = date.timeIntervalSince1970
+        let wholeSeconds = interval.rounded(.down)
         // Truncated like Java does; the microsecond absorbs binary floating-point error (0.986 stored as 0.98599…).
+        let nanos = Int(((interval - wholeSeconds) * 1_000_000_000).rounded(.down))
+        let millis = min(999, (nanos + 1_000) / 1_000_000)
+        // Before 1583 Foundation's Gregorian calendar is Julian (as Java's was); no date of ours is that old.
+        guard wholeSeconds >= firstProlepticSecond, wholeSeconds < 253_402_300_800 else { return calendarTimestamp(date) }
+        let seconds = Int(wholeSeconds)
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        var text: [UInt8] = []
+        text.reserveCapacity(28)
+        text.appendDigits(year, width: 4)
+        text.append(UInt8(ascii: "-"))
+        text.appendDigits(month, width: 2)
+        text.append(UInt8(ascii: "-"))
+        text.appendDigits(day, width: 2)
+        text.append(UInt8(ascii: "T"))
+        text.appendDigits(secondOfDay / 3_600, width: 2)
+        text.append(UInt8(ascii: ":"))
+        text.appendDigits(secondOfDay % 3_600 / 60, width: 2)
+        text.append(UInt8(ascii: ":"))
+        text.appendDigits(secondOfDay % 60, width: 2)
+        text.append(UInt8(ascii: "."))
+        text.appendDigits(millis, width: 3)
+        text.append(contentsOf: "+0000".utf8)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// 1583-01-01T00:00:00Z: from here on the proleptic Gregorian calendar below and Foundation's agree.
+    private static let firstProlepticSecond: Double = -12_212_553_600
+
+    private static func calendarTimestamp(_ date: Date) -> String {
+        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
         let millis = min(999, ((c.nanosecond ?? 0) + 1_000) / 1_000_000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d+0000",
-            c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
+        var text: [UInt8] = []
+        text.appendDigits(c.year!, width: 4)
+        for (separator, value, width) in [
+            ("-", c.month!, 2), ("-", c.day!, 2), ("T", c.hour!, 2), (":", c.minute!, 2), (":", c.second!, 2), (".", millis, 3),
+        ] {
+            text.append(contentsOf: separator.utf8)
+            text.appendDigits(value, width: width)
+        }
+        return String(decoding: text, as: UTF8.self) + "+0000"
+    }
+
+    /// The proleptic Gregorian date of a day counted from 1970-01-01 (negative before it).
+    static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
+        let shifted = daysSinceEpoch + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// `yyyy-MM-dd'T'HH:mm:ss.SSSZ` in the users' time zone (`UserCalendar`), with its offset (`+0100`, `+0200`): how
@@ -26,7 +80,10 @@ package enum YonaDateFormat {
         let shifted = date.addingTimeInterval(TimeInterval(offset))
         let local = timestamp(shifted).dropLast(5)
         let minutes = abs(offset) / 60
-        return local + (offset < 0 ? "-" : "+") + String(format: "%02d%02d", minutes / 60, minutes % 60)
+        var suffix: [UInt8] = [UInt8(ascii: offset < 0 ? "-" : "+")]
+        suffix.appendDigits(minutes / 60, width: 2)
+        suffix.appendDigits(minutes % 60, width: 2)
+        return local + String(decoding: suffix, as: UTF8.self)
     }
 
     /// Parses `yyyy-MM-dd'T'HH:mm:ss.SSSZ` (any numeric offset, `Z` too) as the apps and analyzers send it.
@@ -51,6 +108,6 @@ package enum YonaDateFormat {
 
     package static func day(_ date: Date) -> String {
         let c = utc.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        return CalendarText.day(year: c.year!, month: c.month!, day: c.day!)
     }
 }

@@ -166,7 +166,7 @@ package struct UserRendering {
 
     package func adminActivityCategory(_ category: ActivityCategory, topLevel: Bool) -> AdminActivityCategoryDTO {
         AdminActivityCategoryDTO(
-            id: category.id!.uuidString.lowercased(), localizableName: category.names, localizableDescription: category.descriptions,
+            id: category.id!.lowercasedString, localizableName: category.names, localizableDescription: category.descriptions,
             smoothwallCategories: category.classifierCategories, applications: category.applications,
             mandatoryNoGo: category.mandatoryNoGo, _links: HALLinks(self: links.adminActivityCategory(category.id!), topLevel: topLevel))
     }

@@ -59,7 +59,7 @@ package struct RateLimiter: Sendable {
 
     package static func bucket(_ name: String, _ subject: String, key: [UInt8]) -> String {
         let digest = KeyedHash.hash(Array("\(name)\u{0}\(subject)".utf8), key: key, outputLength: 16)
-        return name + ":" + digest.map { String(format: "%02x", $0) }.joined()
+        return name + ":" + Hex.lowercase(digest)
     }
 
     package init(db: any Database, key: [UInt8]) {

@@ -21,7 +21,7 @@ package struct ActivityApp: Sendable, Equatable {
         let inbox = BoxKeyPair(secretKey: try SymmetricKey(bytes: Array(inboxSecretKey)))
         var tagKey = KeyedHash.hash(Array("yona/activity-app-tag/v1".utf8), key: Array(inboxSecretKey))
         defer { SecretMemory.wipe(&tagKey) }
-        tag = KeyedHash.hash(Array(name.utf8), key: tagKey, outputLength: 16).map { String(format: "%02x", $0) }.joined()
+        tag = Hex.lowercase(KeyedHash.hash(Array(name.utf8), key: tagKey, outputLength: 16))
         self.name = name
         inboxPublicKey = inbox.publicKey
     }

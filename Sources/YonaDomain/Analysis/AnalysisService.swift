@@ -199,8 +199,7 @@ package struct AnalysisService: Sendable {
     }
 
     package static func keyHash(_ userAnonymizedID: UUID, _ key: String) -> String {
-        KeyedHash.hash(userAnonymizedID.bytes + Array(key.utf8), key: Array("yona/idempotency/v1".utf8), outputLength: 16)
-            .map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(KeyedHash.hash(userAnonymizedID.bytes + Array(key.utf8), key: Array("yona/idempotency/v1".utf8), outputLength: 16))
     }
 
     /// How long an idempotency key is remembered: a classifier retries within minutes, not weeks.

@@ -22,7 +22,7 @@ package enum UserCalendar {
     /// The day `date` falls on for a user, as `yyyy-MM-dd`.
     package static func day(_ date: Date) -> String {
         let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        return CalendarText.day(year: c.year!, month: c.month!, day: c.day!)
     }
 
     /// The instant the user's day holding `date` starts.
@@ -56,7 +56,7 @@ package enum UserCalendar {
     package static func week(_ sunday: Date) -> String {
         let monday = adding(days: 1, to: sunday)
         let c = isoCalendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: monday)
-        return String(format: "%04d-W%02d", c.yearForWeekOfYear!, c.weekOfYear!)
+        return CalendarText.week(year: c.yearForWeekOfYear!, week: c.weekOfYear!)
     }
 
     /// The Sunday starting week `YYYY-Www` (case-insensitive); nil for anything else.

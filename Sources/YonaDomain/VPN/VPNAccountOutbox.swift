@@ -10,7 +10,7 @@ import YonaStore
 /// network classifier reports the device's events under.
 package enum VPNLogin {
     package static func id(_ userAnonymizedID: UUID, deviceIndex: Int) -> String {
-        "\(userAnonymizedID.uuidString.lowercased())$\(deviceIndex)"
+        "\(userAnonymizedID.lowercasedString)$\(deviceIndex)"
     }
 }
 

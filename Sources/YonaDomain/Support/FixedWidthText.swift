@@ -1,0 +1,69 @@
+import Foundation
+
+/// Fixed-width text the server writes on every read (timestamps, days, ids in links), written byte by byte instead
+/// of through `String(format:)` and `uuidString.lowercased()`: both showed in the profile read's CPU profile
+/// (docs/performance.md, "Formatting without Foundation's format parser").
+extension Array where Element == UInt8 {
+    /// Appends `value` in decimal, zero-padded to at least `width` digits (a negative value gets a leading `-`).
+    package mutating func appendDigits(_ value: Int, width: Int) {
+        if value < 0 {
+            append(UInt8(ascii: "-"))
+            appendDigits(-value, width: width)
+            return
+        }
+        var digits: [UInt8] = []
+        var rest = value
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        if digits.count < width { append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+        append(contentsOf: digits.reversed())
+    }
+}
+
+extension UUID {
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// `uuidString.lowercased()`, as every link and stored id spells a UUID.
+    package var lowercasedString: String {
+        withUnsafeBytes(of: uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var index = 0
+                for (position, byte) in raw.enumerated() {
+                    if position == 4 || position == 6 || position == 8 || position == 10 {
+                        out[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    out[index] = Self.hexDigits[Int(byte >> 4)]
+                    out[index + 1] = Self.hexDigits[Int(byte & 0x0f)]
+                    index += 2
+                }
+                return index
+            }
+        }
+    }
+}
+
+/// `yyyy-MM-dd` and `YYYY-Www`, as the apps read days and weeks.
+package enum CalendarText {
+    package static func day(year: Int, month: Int, day: Int) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(10)
+        text.appendDigits(year, width: 4)
+        text.append(UInt8(ascii: "-"))
+        text.appendDigits(month, width: 2)
+        text.append(UInt8(ascii: "-"))
+        text.appendDigits(day, width: 2)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    package static func week(year: Int, week: Int) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(8)
+        text.appendDigits(year, width: 4)
+        text.append(contentsOf: "-W".utf8)
+        text.appendDigits(week, width: 2)
+        return String(decoding: text, as: UTF8.self)
+    }
+}

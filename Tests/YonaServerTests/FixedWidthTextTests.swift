@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import YonaAPI
+@testable import YonaCrypto
+@testable import YonaDomain
+
+/// The byte-by-byte formatters (timestamps, days, weeks, UUIDs, hex, base64url) against what Foundation's
+/// `String(format:)`, `Calendar` and `Data` write for the same values: they replaced those on the read path, so every
+/// value must come out exactly as before.
+@Suite struct FixedWidthTextTests {
+    /// The formatter the fast timestamp replaced: Calendar fields in UTC and `String(format:)`.
+    static func foundationTimestamp(_ date: Date) -> String {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
+        let millis = min(999, ((c.nanosecond ?? 0) + 1_000) / 1_000_000)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d+0000", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, millis)
+    }
+
+    @Test func timestampsMatchFoundationsFromYearOneToNineThousand() {
+        var generator = SystemRandomNumberGenerator()
+        var dates: [Date] = [
+            Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -1), Date(timeIntervalSince1970: -0.001),
+            Date(timeIntervalSince1970: 951_782_400), Date(timeIntervalSince1970: 951_868_799.999), // 2000-02-29, its last ms
+            Date(timeIntervalSince1970: 4_107_542_400), Date(timeIntervalSince1970: 1_771_882_138.5565),
+            Date(timeIntervalSince1970: 1_771_882_138.986), Date(timeIntervalSince1970: 1_483_272_000), // 2017-01-01T12:00Z
+            Date(timeIntervalSince1970: -2_208_988_800), Date(timeIntervalSince1970: 253_402_300_799), // 1900, 9999's end
+        ]
+        for _ in 0..<20_000 {
+            dates.append(Date(timeIntervalSince1970: Double.random(in: -62_000_000_000...250_000_000_000, using: &generator)))
+        }
+        for _ in 0..<20_000 {
+            // whole and fractional milliseconds around now, where the apps' dates are
+            let millis = Int64.random(in: 1_400_000_000_000...2_100_000_000_000, using: &generator)
+            dates.append(Date(timeIntervalSince1970: Double(millis) / 1_000))
+        }
+        for date in dates {
+            let expected = Self.foundationTimestamp(date)
+            #expect(YonaDateFormat.timestamp(date) == expected, "\(date.timeIntervalSince1970)")
+        }
+    }
+
+    @Test func zonedTimestampsKeepTheirOffset() {
+        // 2026-03-29 01:30 UTC is 03:30 in Amsterdam (summer time began at 01:00 UTC); January is +0100
+        #expect(YonaDateFormat.zonedTimestamp(Date(timeIntervalSince1970: 1_774_747_800)) == "2026-03-29T03:30:00.000+0200")
+        #expect(YonaDateFormat.zonedTimestamp(Date(timeIntervalSince1970: 1_767_225_600)) == "2026-01-01T01:00:00.000+0100")
+    }
+
+    @Test func daysAndWeeksMatchFoundations() {
+        var iso = Calendar(identifier: .iso8601)
+        iso.timeZone = UserCalendar.calendar.timeZone
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: 0...4_000_000_000, using: &generator))
+            let c = UserCalendar.calendar.dateComponents([.year, .month, .day], from: date)
+            #expect(UserCalendar.day(date) == String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!))
+            let sunday = UserCalendar.weekStart(date)
+            let w = iso.dateComponents([.yearForWeekOfYear, .weekOfYear], from: UserCalendar.adding(days: 1, to: sunday))
+            #expect(UserCalendar.week(sunday) == String(format: "%04d-W%02d", w.yearForWeekOfYear!, w.weekOfYear!))
+        }
+        var digits: [UInt8] = []
+        digits.appendDigits(-7, width: 3)
+        digits.appendDigits(12_345, width: 2)
+        #expect(String(decoding: digits, as: UTF8.self) == "-00712345")
+    }
+
+    @Test func idsAndHashesAreSpelledAsBefore() {
+        for _ in 0..<2_000 {
+            let id = UUID()
+            #expect(id.lowercasedString == id.uuidString.lowercased())
+            let bytes = (0..<Int.random(in: 0...40)).map { _ in UInt8.random(in: 0...255) }
+            #expect(Hex.lowercase(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
+        }
+        #expect(UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 255)).lowercasedString == "00010203-0405-0607-0809-0a0b0c0d0eff")
+    }
+
+    @Test func base64URLRoundTripsAndRefusesOtherAlphabets() {
+        for length in 0...70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255) }
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == foundation)
+            #expect(Base64URL.decode(foundation) == bytes)
+        }
+        let password = YonaPassword.generate()
+        #expect(YonaPassword(header: password.wireValue)?.bytes == password.bytes)
+        for refused in ["ab+c", "ab/c", "abc=", "ab c", "abé", "ab\u{0}c", "a"] {
+            #expect(Base64URL.decode(refused) == nil, "\(refused)")
+        }
+    }
+}
