@@ -72,6 +72,12 @@ import Testing
             #expect(oldVisit.errorCode == "error.user.not.found.id")
             #expect(try await UserAnonymized.query(on: server.app.db).count() == anonymizedBefore)
             #expect(try await DeviceAnonymized.query(on: server.app.db).filter(\.$firebaseInstanceID == "fiid-old-phone").count() == 0)
+            // Bob's first call afterwards, a profile read, already leaves Richard out: the read's device query counted
+            // his account gone and the read dropped him before rendering
+            let bobsProfile = try await server.request(.GET, bob.profilePath, headers: bob.passwordHeader)
+            #expect(bobsProfile.status == 200, "\(bobsProfile.text)")
+            #expect(
+                (value(bobsProfile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies") as? [Any] ?? []).isEmpty, "\(bobsProfile.text)")
             // the accepted buddy hears USER_ACCOUNT_DELETED and stops sharing
             let bobsMessages = try await server.messages(bob)
             let disconnect = try #require(bobsMessages.first { $0["@type"] as? String == "BuddyDisconnectMessage" })
@@ -89,7 +95,10 @@ import Testing
             #expect(try await server.messages(richardNow).isEmpty, "the new account inherits nothing and gets no conflict of Bob")
             // a request Richard sent is withdrawn from Carol's inbox (as Yona)
             #expect(try await server.messages(carol).first { $0["@type"] as? String == "BuddyConnectRequestMessage" } == nil)
-            // the request Dave sent to the old account ends, on Dave's next call, as Yona's rejection on its behalf
+            // the request Dave sent to the old account ends, on Dave's next call (a profile read), as Yona's rejection
+            let davesProfile = try await server.request(.GET, dave.profilePath, headers: dave.passwordHeader)
+            #expect(
+                (value(davesProfile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies") as? [Any] ?? []).isEmpty, "\(davesProfile.text)")
             let davesMessages = try await server.messages(dave)
             let rejection = try #require(davesMessages.first { $0["@type"] as? String == "BuddyConnectResponseMessage" })
             #expect(rejection["status"] as? String == "REJECTED")
