@@ -67,6 +67,8 @@ package enum MessagesController {
             }
             affected = try await req.messages.message(id, of: user)
         case "reply":
+            // Yona's code for a reply without its text (ActivityCommentMessageDto); a blank one stays refused as a comment is.
+            guard text != nil else { throw YonaError(.messageActionMissingProperty, quoting: "message") }
             let text = try ActivityCommentService.checked(text)
             let reply = try await req.comments.reply(by: user, to: try await req.messages.message(id, of: user), text: text)
             affected = try await req.messages.message(reply, of: user)

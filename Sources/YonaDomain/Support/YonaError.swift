@@ -77,6 +77,7 @@ package enum ErrorCode: String, Sendable, CaseIterable {
     case overwriteCodeMismatch = "error.user.overwrite.confirmation.code.mismatch"
     case tooManyFailedOverwriteAttempts = "error.user.overwrite.confirmation.code.too.many.failed.attempts"
     case messageActionNotSupported = "error.message.action.not.supported"
+    case messageActionMissingProperty = "error.message.action.missing.property"
     case cannotDeleteUnprocessedMessage = "error.cannot.delete.unprocessed.message"
     case invalidEventTime = "error.analysis.invalid.event.time"
     case appActivityEndBeforeStart = "error.analysis.invalid.app.activity.data.end.before.start"

@@ -145,6 +145,8 @@ extension ErrorCode {
         case .invalidEmailAddress: ("The e-mail address is not valid.", "Het e-mailadres is ongeldig.")
         case .messageNotFound: ("The message does not exist.", "Het bericht bestaat niet.")
         case .messageActionNotSupported: ("This action is not possible on this message.", "Deze actie is niet mogelijk op dit bericht.")
+        case .messageActionMissingProperty:
+            ("Mandatory property '{0}' is missing for this action.", "Verplichte eigenschap '{0}' ontbreekt voor deze actie.")
         case .invalidEventTime: ("The event time lies too far in the future.", "Het tijdstip van de gebeurtenis ligt te ver in de toekomst.")
         case .unauthorized: ("A valid internal token is required.", "Een geldig intern token is vereist.")
         case .activityCategoryNotFound: ("The activity category does not exist.", "De activiteitscategorie bestaat niet.")

@@ -91,6 +91,11 @@ import Testing
                     "self", "edit", "yona:user", "yona:markRead", "yona:threadHead", "yona:dayDetails", "yona:buddy", "yona:reply",
                 ])
             #expect(Self.href(received, "yona:dayDetails") == Self.href(ownDetails, "self"))
+            // a reply without its text: Yona's code for an action missing a property, and nothing is sent
+            let textless = try await server.request(
+                .POST, try #require(Self.href(received, "yona:reply")), headers: bob.headers, json: ["properties": [String: Any]()])
+            #expect(textless.status == 400 && textless.errorCode == "error.message.action.missing.property", "\(textless.text)")
+            #expect((textless.json["message"] as? String)?.contains("'message'") == true)
             let replied = try await server.request(
                 .POST, try #require(Self.href(received, "yona:reply")), headers: bob.headers, json: ["properties": ["message": "My battery died :)"]])
             #expect(replied.status == 200 && value(replied.json, "properties", "status") as? String == "done", "\(replied.text)")
