@@ -217,25 +217,12 @@ extension Request {
     /// The own-user document with what it embeds (devices and goals), loaded for this user.
     /// Without a `requestingDeviceID` the user's default device (the lowest index) is the requesting one, as Yona
     /// does: the apps expect one device marked.
-    /// `vanishedBuddiesUnchecked`: the user was unlocked without the check for buddies whose account vanished
-    /// (`UserService.unlock(…checkingVanishedBuddies: false)`); the device query counts their accounts on the way, and
-    /// only a count short of the buddy list costs the check itself and a second read (a profile read is three round
-    /// trips, not four).
     package func ownUserResponse(
         _ user: UnlockedUser, password: String?, requestingDeviceID: UUID?,
-        status: HTTPResponseStatus = .ok, vanishedBuddiesUnchecked: Bool = false
+        status: HTTPResponseStatus = .ok
     ) async throws -> Response {
-        var user = user
-        let buddyAccounts = vanishedBuddiesUnchecked ? Set(user.privateData.buddies.map(\.userID)) : []
-        var (goals, history, sides, devices, existing) =
-            user.isConfirmed
-            ? try await goalsAndBuddySides(of: user, withOwn: true, countingExisting: buddyAccounts)
-            : ([], [], [:], try await users.devices(of: user), nil)
-        if !buddyAccounts.isEmpty, existing != buddyAccounts.count {
-            user = try await buddies.dropVanishedBuddies(user)
-            (goals, history, sides, devices, _) =
-                user.isConfirmed ? try await goalsAndBuddySides(of: user, withOwn: true) : ([], [], [:], try await users.devices(of: user), nil)
-        }
+        let (goals, history, sides, devices) =
+            user.isConfirmed ? try await goalsAndBuddySides(of: user, withOwn: true) : ([], [], [:], try await users.devices(of: user))
         let requesting = requestingDeviceID ?? devices.min { $0.deviceIndex < $1.deviceIndex }?.device.id
         return try .hal(
             rendering.ownUser(
@@ -254,22 +241,19 @@ extension Request {
     /// buddy in one, the devices (the user's own and the buddies' facts) in the other. A profile read took seven
     /// round trips when it read each part apart, and round trips, not rows, were its cost (docs/performance.md).
     package func goalsAndBuddySides(
-        of user: UnlockedUser, only buddyID: UUID? = nil, withOwn: Bool, countingExisting buddyAccounts: Set<UUID> = []
-    ) async throws -> (goals: [Goal], history: [GoalHistoryItem], sides: [UUID: BuddySide], devices: [OwnDevice], existingBuddyAccounts: Int?) {
+        of user: UnlockedUser, only buddyID: UUID? = nil, withOwn: Bool
+    ) async throws -> (goals: [Goal], history: [GoalHistoryItem], sides: [UUID: BuddySide], devices: [OwnDevice]) {
         let sharing = user.privateData.buddies.filter { buddy in
             buddy.sendingStatus == .accepted && buddy.buddyUserAnonymizedID != nil && (buddyID == nil || buddy.id == buddyID)
         }
         let ids = sharing.compactMap(\.buddyUserAnonymizedID)
         let me = user.privateData.userAnonymizedID
         let everyone = (withOwn ? [me] : []) + ids
-        guard !everyone.isEmpty else { return ([], [], [:], [], nil) }
+        guard !everyone.isEmpty else { return ([], [], [:], []) }
         let (allGoals, allHistory) = try await goals.goalsWithHistory(ofAnonymizedUsers: everyone)
         let goalsByUser = Dictionary(grouping: allGoals) { $0.$userAnonymized.id }
         let historyByUser = Dictionary(grouping: allHistory) { $0.userAnonymizedID }
-        let (devices, days, existing) =
-            withOwn
-            ? try await users.devices(of: user, withFactsOf: ids, countingExisting: buddyAccounts)
-            : ([], try await users.lastDays(ofAnonymizedUsers: ids), nil)
+        let (devices, days) = withOwn ? try await users.devices(of: user, withFactsOf: ids) : ([], try await users.lastDays(ofAnonymizedUsers: ids))
         var sides: [UUID: BuddySide] = [:]
         for buddy in sharing {
             guard let id = buddy.buddyUserAnonymizedID else { continue }
@@ -278,7 +262,7 @@ extension Request {
                 appLastOpenedDate: days[id]?.opened, lastMonitoredActivityDate: days[id]?.monitored,
                 vpnConnectedDevices: days[id]?.vpnConnected ?? [])
         }
-        guard withOwn else { return ([], [], sides, [], nil) }
-        return (goalsByUser[me] ?? [], (historyByUser[me] ?? []).map(\.item), sides, devices, existing)
+        guard withOwn else { return ([], [], sides, []) }
+        return (goalsByUser[me] ?? [], (historyByUser[me] ?? []).map(\.item), sides, devices)
     }
 }

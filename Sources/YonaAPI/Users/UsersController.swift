@@ -51,11 +51,9 @@ package enum UsersController {
             let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id]
             return try .hal(req.rendering.buddyUser(buddy, side: side, requester: requester, topLevel: true))
         }
-        // The app's most frequent call: its check for vanished buddies rides on the profile's device query.
-        let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader, checkingVanishedBuddies: false)
+        let user = try await req.users.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader)
         try checkDevice(requestingDeviceID, of: user)
-        return try await req.ownUserResponse(
-            user, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID, vanishedBuddiesUnchecked: true)
+        return try await req.ownUserResponse(user, password: req.yonaPasswordHeader, requestingDeviceID: requestingDeviceID)
     }
 
     @Sendable package static func update(req: Request) async throws -> Response {

@@ -80,10 +80,8 @@ package struct UserService: Sendable {
     }
 
     /// Loads a user and decrypts its private part. A password that does not open it is refused by the
-    /// AEAD's authentication, not by any stored hash. `checkingVanishedBuddies: false` leaves the check for buddies
-    /// whose account vanished to a caller that asks the store in a query it makes anyway (the profile read, with
-    /// `devices(of:withFactsOf:countingExisting:)`), and then calls `BuddyService.dropVanishedBuddies` itself.
-    package func unlock(userID: UUID, passwordHeader: String?, checkingVanishedBuddies: Bool = true) async throws -> UnlockedUser {
+    /// AEAD's authentication, not by any stored hash.
+    package func unlock(userID: UUID, passwordHeader: String?) async throws -> UnlockedUser {
         guard let passwordHeader else { throw YonaError(.missingPasswordHeader) }
         guard let (record, namedInboxWaiting) = try await User.findWithNamedInboxFlag(userID, on: db) else { throw YonaError(.userNotFound) }
         guard !record.createdOnBuddyRequest else { throw YonaError(.userCreatedOnBuddyRequest) }
@@ -92,7 +90,7 @@ package struct UserService: Sendable {
         let buddies = BuddyService(db: db, users: self)
         // The named inbox is processed once, by the first call after something arrived, not looked at on every call.
         let processed = namedInboxWaiting ? try await buddies.processNamedInbox(user) : user
-        return checkingVanishedBuddies ? try await buddies.dropVanishedBuddies(processed) : processed
+        return try await buddies.dropVanishedBuddies(processed)
     }
 
     /// Decrypts a loaded record with a Yona password; one that does not open it is a wrong password.
@@ -359,31 +357,21 @@ package struct UserService: Sendable {
 
     /// The user's devices and, in the same round trip (a profile read needs both), the device facts of other
     /// anonymized users (the sharing buddies'), as `lastDays` gives them. Only the user's own Instance IDs are read.
-    /// `countingExisting`: identity-side user ids (the buddies') whose accounts still exist are counted in the same
-    /// statement (`existing`; nil when no row came back to carry the count, or none was asked for).
-    package func devices(
-        of user: UnlockedUser, withFactsOf others: [UUID], countingExisting userIDs: Set<UUID> = []
-    ) async throws -> (devices: [OwnDevice], facts: [UUID: DeviceFacts], existing: Int?) {
+    package func devices(of user: UnlockedUser, withFactsOf others: [UUID]) async throws -> (devices: [OwnDevice], facts: [UUID: DeviceFacts]) {
         let ids = user.privateData.devices.map(\.deviceAnonymizedID)
-        guard !ids.isEmpty || !others.isEmpty else { return ([], [:], nil) }
+        guard !ids.isEmpty || !others.isEmpty else { return ([], [:]) }
         let me = user.privateData.userAnonymizedID
         var byID: [UUID: any SQLRow] = [:]
         var facts: [UUID: DeviceFacts] = [:]
-        var existing: Int?
         let others = others.filter { $0 != me }
-        // An uncorrelated scalar subquery: both stores evaluate it once per statement, not per row.
-        let existingCount: SQLQueryString =
-            userIDs.isEmpty
-            ? "" : ", (SELECT COUNT(*) FROM \(unsafeRaw: User.schema) WHERE id IN (\(binds: Array(userIDs)))) AS yona_existing_users"
         for row in try await db.sql.raw(
             """
             SELECT id, user_anonymized_id, device_index, operating_system, app_last_opened_date, last_monitored_activity_date,
             CASE WHEN user_anonymized_id = \(bind: me) THEN firebase_instance_id END AS firebase_instance_id,
-            notifications_enabled, vpn_connected\(existingCount) FROM \(unsafeRaw: DeviceAnonymized.schema)
+            notifications_enabled, vpn_connected FROM \(unsafeRaw: DeviceAnonymized.schema)
             WHERE id IN (\(binds: ids.isEmpty ? [UUID()] : ids)) OR user_anonymized_id IN (\(binds: others.isEmpty ? [UUID()] : others))
             """ // a fresh random id stands in for an empty list, which SQL cannot write: it matches no row
         ).all() {
-            if !userIDs.isEmpty, existing == nil { existing = try row.decode(column: "yona_existing_users", as: Int.self) }
             if try row.decode(column: "user_anonymized_id", as: UUID.self) == me {
                 byID[try row.decode(column: "id", as: UUID.self)] = row
             } else {
@@ -401,7 +389,7 @@ package struct UserService: Sendable {
                 notificationsEnabled: try row.decode(column: "notifications_enabled", as: Bool.self),
                 vpnConnected: try row.decode(column: "vpn_connected", as: Bool.self))
         }
-        return (devices, facts, existing)
+        return (devices, facts)
     }
 
     // MARK: - helpers
