@@ -67,10 +67,12 @@ package enum MessagesController {
             }
             affected = try await req.messages.message(id, of: user)
         case "reply":
-            // Yona's code for a reply without its text (ActivityCommentMessageDto); a blank one stays refused as a comment is.
+            // As Yona (ActivityCommentMessageDto): the message is found and must be a comment before its text is
+            // asked for; a reply without one gets Yona's code, a blank one stays refused as a comment is.
+            let message = try await req.messages.message(id, of: user)
+            guard message.payload.kind == .activityComment else { throw YonaError(.messageActionNotSupported) }
             guard text != nil else { throw YonaError(.messageActionMissingProperty, quoting: "message") }
-            let text = try ActivityCommentService.checked(text)
-            let reply = try await req.comments.reply(by: user, to: try await req.messages.message(id, of: user), text: text)
+            let reply = try await req.comments.reply(by: user, to: message, text: try ActivityCommentService.checked(text))
             affected = try await req.messages.message(reply, of: user)
         case "requestDisclosure":
             try await req.buddies.requestDisclosure(user, of: try await req.messages.message(id, of: user), text: text)

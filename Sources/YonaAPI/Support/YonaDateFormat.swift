@@ -14,11 +14,11 @@ package enum YonaDateFormat {
         // through a Calendar and `String(format:)`: every resource the apps read carries several timestamps.
         let interval = date.timeIntervalSince1970
         let wholeSeconds = interval.rounded(.down)
+        // Before 1583 Foundation's Gregorian calendar is Julian (as Java's was); no date of ours is that old.
+        guard wholeSeconds >= firstProlepticSecond, wholeSeconds < 253_402_300_800 else { return calendarTimestamp(date) }
         // Truncated like Java does; the microsecond absorbs binary floating-point error (0.986 stored as 0.98599…).
         let nanos = Int(((interval - wholeSeconds) * 1_000_000_000).rounded(.down))
         let millis = min(999, (nanos + 1_000) / 1_000_000)
-        // Before 1583 Foundation's Gregorian calendar is Julian (as Java's was); no date of ours is that old.
-        guard wholeSeconds >= firstProlepticSecond, wholeSeconds < 253_402_300_800 else { return calendarTimestamp(date) }
         let seconds = Int(wholeSeconds)
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
