@@ -101,7 +101,7 @@ package struct AnalysisService: Sendable {
     /// retries each report in a round of its own).
     package static func recordRound(_ reports: [ActivityReport], on db: any Database, now: Date = Date()) async throws -> [Result<[Int64], any Error>]
     {
-        let categories = try await ActivityCategory.query(on: db).all()
+        let categories = try await Round.CategoryMatch.all(on: db)
         return try await db.transaction { tx in
             let round = try await Round.load(reports, categories: categories, on: tx, now: now)
             var results: [Result<[Int64], any Error>] = []
@@ -131,7 +131,7 @@ package struct AnalysisService: Sendable {
         let names = Set(event.categoryNames)
         let categories = Set(
             round.categories.filter { !names.isDisjoint(with: event.matchApplications ? $0.applications : $0.classifierCategories) }
-                .compactMap(\.id))
+                .map(\.id))
         guard !categories.isEmpty else { return [] }
         // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
         // only for no-go goals (a budget would count the same minutes twice).
@@ -230,7 +230,25 @@ private final class Round {
         package let lastMonitoredDay: String?
     }
 
-    package let categories: [ActivityCategory]
+    /// What an event is matched by: a category's classifier names and app names (the localized texts are not read).
+    package struct CategoryMatch: Sendable {
+        package let id: UUID
+        package let classifierCategories: [String]
+        package let applications: [String]
+
+        /// Every category, read once per round with raw SQL: Fluent's decoding of whole categories (their localized
+        /// names and descriptions) was 2% of an analyzer post's CPU.
+        package static func all(on db: any Database) async throws -> [CategoryMatch] {
+            try await db.sql.raw("SELECT id, classifier_categories, applications FROM \(unsafeRaw: ActivityCategory.schema)").all().map {
+                CategoryMatch(
+                    id: try $0.decode(column: "id", as: UUID.self),
+                    classifierCategories: try $0.decode(column: "classifier_categories", as: [String].self),
+                    applications: try $0.decode(column: "applications", as: [String].self))
+            }
+        }
+    }
+
+    package let categories: [CategoryMatch]
     package let users: Set<UUID>
     package let devices: [DeviceKey: Device]
     package let goals: [UUID: [Goal]]
@@ -250,7 +268,7 @@ private final class Round {
     private var sealing: [Task<[Data], any Error>] = []
 
     private init(
-        categories: [ActivityCategory], users: Set<UUID>, devices: [DeviceKey: Device], goals: [UUID: [Goal]], storedKeys: Set<String>,
+        categories: [CategoryMatch], users: Set<UUID>, devices: [DeviceKey: Device], goals: [UUID: [Goal]], storedKeys: Set<String>,
         now: Date
     ) {
         self.categories = categories
@@ -264,7 +282,7 @@ private final class Round {
     /// Locks the round's users (in one order, so rounds of several instances never deadlock; `NO KEY UPDATE`, so a
     /// message inserted for a locked user elsewhere does not wait) and reads their devices, their goals on the
     /// categories the round names, and which of its idempotency keys are known.
-    package static func load(_ reports: [ActivityReport], categories: [ActivityCategory], on tx: any Database, now: Date) async throws -> Round {
+    package static func load(_ reports: [ActivityReport], categories: [CategoryMatch], on tx: any Database, now: Date) async throws -> Round {
         let userIDs = Array(Set(reports.map(\.userAnonymizedID))).sorted { $0.uuidString < $1.uuidString }
         let lock = tx.sql.dialect.name == "sqlite" ? "" : " ORDER BY id FOR NO KEY UPDATE"
         let users = Set(
@@ -286,7 +304,7 @@ private final class Round {
         }
         let named = Set(reports.flatMap(\.events).flatMap(\.categoryNames))
         let relevant = categories.filter { !named.isDisjoint(with: $0.classifierCategories) || !named.isDisjoint(with: $0.applications) }
-            .compactMap(\.id)
+            .map(\.id)
         var goals: [UUID: [Goal]] = [:]
         if !relevant.isEmpty {
             let relevantSet = Set(relevant)
