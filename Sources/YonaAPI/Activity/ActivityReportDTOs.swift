@@ -53,7 +53,7 @@ package struct DayActivityOverviewWithBuddiesDTO: Encodable {
     package let _links: HALLinks
 }
 
-/// A page of report items, as Yona pages them (`page` object, first/prev/next/last while there is more than one page).
+/// A page of report items, as Yona pages them (`page` object, Spring's paging links: `HALLinks.paged`).
 package struct ReportPageDTO<Item: Encodable>: Encodable {
     package let _embedded: [String: [Item]]?
     package let page: MessagePageDTO.PageInfo
@@ -61,16 +61,9 @@ package struct ReportPageDTO<Item: Encodable>: Encodable {
 
     package init(rel: String, items: [Item], number: Int, size: Int, totalElements: Int, href: (Int) -> String) {
         let totalPages = (totalElements + size - 1) / size
-        var links = HALLinks(self: href(number))
-        if totalPages > 1 {
-            links.add("first", href(0))
-            if number > 0 { links.add("prev", href(min(number - 1, totalPages - 1))) }
-            if number + 1 < totalPages { links.add("next", href(number + 1)) }
-            links.add("last", href(totalPages - 1))
-        }
         _embedded = items.isEmpty ? nil : [rel: items]
         page = .init(size: size, totalElements: totalElements, totalPages: totalPages, number: number)
-        _links = links
+        _links = HALLinks.paged(number, of: totalPages, href: href)
     }
 }
 

@@ -169,13 +169,7 @@ extension UserRendering {
             "\(links.messages(user.id))?page=\(number)&size=\(page.size)" + (sort.map { "&sort=\($0)" } ?? "")
                 + (onlyUnread ? "&onlyUnreadMessages=true" : "")
         }
-        var halLinks = HALLinks(self: pageHref(page.number))
-        if page.totalPages > 0 {
-            halLinks.add("first", pageHref(0))
-            if page.number > 0 { halLinks.add("prev", pageHref(min(page.number - 1, page.totalPages - 1))) }
-            if page.number + 1 < page.totalPages { halLinks.add("next", pageHref(page.number + 1)) }
-            halLinks.add("last", pageHref(page.totalPages - 1))
-        }
+        let halLinks = HALLinks.paged(page.number, of: page.totalPages, href: pageHref)
         let items = page.messages.map { message($0, of: user, topLevel: false) }
         return MessagePageDTO(
             _embedded: items.isEmpty ? nil : ["yona:messages": items],

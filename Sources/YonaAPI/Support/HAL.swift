@@ -34,6 +34,20 @@ package struct HALLinks: Encodable, Sendable {
         links.append((rel, HALLink(href: href)))
     }
 
+    /// The links of page `number` of `totalPages` as Spring Data's `PagedResourcesAssembler` wrote them behind Yona's
+    /// paged resources (messages, reports): `first` and `last` only when there is another page to go to, `prev` on every
+    /// page after the first (one back, also past the end), `next` while a later page exists.
+    package static func paged(_ number: Int, of totalPages: Int, href: (Int) -> String) -> HALLinks {
+        var links = HALLinks(self: href(number))
+        let hasPrevious = number > 0
+        let hasNext = number + 1 < totalPages
+        if hasPrevious || hasNext { links.add("first", href(0)) }
+        if hasPrevious { links.add("prev", href(number - 1)) }
+        if hasNext { links.add("next", href(number + 1)) }
+        if hasPrevious || hasNext { links.add("last", href(max(totalPages - 1, 0))) }
+        return links
+    }
+
     private struct Key: CodingKey {
         package let stringValue: String
         package init(_ string: String) { stringValue = string }

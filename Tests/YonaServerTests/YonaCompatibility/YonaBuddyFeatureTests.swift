@@ -318,6 +318,14 @@ import Testing
                     && (value(first.json, "_links", "next", "href") as? String)?.contains("sort=creationTime") == true)
             #expect(types(second).sorted() == ["BuddyConnectResponseMessage", "GoalConflictMessage"])
             #expect(value(second.json, "_links", "prev") != nil && value(second.json, "_links", "next") == nil)
+            // Spring's paging links: first and last only where another page exists; prev one back, also past the end
+            func rels(_ page: APIResponse) -> Set<String> { Set((page.json["_links"] as? [String: Any] ?? [:]).keys) }
+            #expect(rels(first) == ["self", "next", "first", "last", "curies"] && rels(second) == ["self", "prev", "first", "last", "curies"])
+            #expect(rels(all) == ["self", "curies"], "one page: nowhere else to go")
+            let beyond = try await server.request(.GET, "\(richard.path)/messages/?page=3&size=2", headers: richard.passwordHeader)
+            #expect(rels(beyond) == ["self", "prev", "first", "last", "curies"] && beyond.json["_embedded"] == nil)
+            #expect((value(beyond.json, "_links", "prev", "href") as? String)?.contains("page=2") == true)
+            #expect((value(beyond.json, "_links", "last", "href") as? String)?.contains("page=1") == true)
             let bad = try await server.request(.GET, "\(richard.path)/messages/?sort=creationTime;drop", headers: richard.passwordHeader)
             #expect(bad.status == 400 && bad.errorCode == "error.request.invalid.parameter")
         }
