@@ -40,7 +40,9 @@ import Testing
             richard.password, bob.password, richard.mobileNumber, bob.mobileNumber, richard.firstName, "Ln\(richard.firstName)",
             richard.nickname, bob.firstName, bob.nickname, "fiid-richard-\(marker)", "fiid-bob-\(marker)", richard.id, bob.id,
         ]
-        _ = try await server.request(.POST, "\(richard.path)/confirmMobileNumber", headers: richard.passwordHeader, json: ["code": "9876"])
+        let wrongCode = try await server.request(
+            .POST, "\(richard.path)/confirmMobileNumber", headers: richard.passwordHeader, json: ["code": "9876"])
+        let correlationID = try #require(wrongCode.headers.first(name: "X-Correlation-Id"))
         _ = try await server.request(.GET, richard.profilePath, headers: [("Yona-Password", "wrong-\(marker)")])
         secrets.append("wrong-\(marker)")
         // the new-device flow with its one-time password
@@ -110,6 +112,10 @@ import Testing
         _ = try await ExternalTool.detached { process.wait() }
         let log = try String(contentsOf: logFile, encoding: .utf8)
         #expect(log.contains("POST /users 201"), "the access log should be in the capture")
+        // the logger's metadata reaches the lines: the access line of the wrong code carries its correlation id
+        #expect(
+            log.split(separator: "\n").contains { $0.contains("correlation_id=\(correlationID)") && $0.contains("confirmMobileNumber 400") },
+            "the access line names its correlation id")
         #expect(log.contains("push"), "the push workers should have logged")
         let lines = log.split(separator: "\n")
         for secret in secrets {
