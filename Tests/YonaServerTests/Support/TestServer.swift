@@ -274,6 +274,10 @@ extension APIDriving {
     ) async throws -> APIResponse {
         var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : baseURL + path)
         request.method = method
+        // A connection per request: the shared client's pool is keyed by host and port, and a kept-alive connection to
+        // a stopped test server whose app had not shut down yet carried a later server's requests when that server got
+        // the same port (a rate-limit test's lookups were answered by a server with the default limits).
+        request.headers.add(name: "Connection", value: "close")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let payload = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? body
         if let payload {
