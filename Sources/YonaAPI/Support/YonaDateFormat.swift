@@ -16,26 +16,27 @@ package enum YonaDateFormat {
         let wholeSeconds = interval.rounded(.down)
         // Before 1583 Foundation's Gregorian calendar is Julian (as Java's was); no date of ours is that old.
         guard wholeSeconds >= firstProlepticSecond, wholeSeconds < 253_402_300_800 else { return calendarTimestamp(date) }
-        // Truncated like Java does; the microsecond absorbs binary floating-point error (0.986 stored as 0.98599…).
-        let nanos = Int(((interval - wholeSeconds) * 1_000_000_000).rounded(.down))
-        let millis = min(999, (nanos + 1_000) / 1_000_000)
+        let milliseconds = millis(nanoseconds: Int(((interval - wholeSeconds) * 1_000_000_000).rounded(.down)))
         let seconds = Int(wholeSeconds)
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return utcText(
+            year: year, month: month, day: day, hour: secondOfDay / 3_600, minute: secondOfDay % 3_600 / 60, second: secondOfDay % 60,
+            millis: milliseconds)
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ss.SSS+0000`, the one layout of both paths of `timestamp`.
+    private static func utcText(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millis: Int) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(28)
-        text.appendDigits(year, width: 4)
-        text.append(UInt8(ascii: "-"))
-        text.appendDigits(month, width: 2)
-        text.append(UInt8(ascii: "-"))
-        text.appendDigits(day, width: 2)
+        text.appendDay(year: year, month: month, day: day)
         text.append(UInt8(ascii: "T"))
-        text.appendDigits(secondOfDay / 3_600, width: 2)
+        text.appendDigits(hour, width: 2)
         text.append(UInt8(ascii: ":"))
-        text.appendDigits(secondOfDay % 3_600 / 60, width: 2)
+        text.appendDigits(minute, width: 2)
         text.append(UInt8(ascii: ":"))
-        text.appendDigits(secondOfDay % 60, width: 2)
+        text.appendDigits(second, width: 2)
         text.append(UInt8(ascii: "."))
         text.appendDigits(millis, width: 3)
         text.append(contentsOf: "+0000".utf8)
@@ -47,17 +48,13 @@ package enum YonaDateFormat {
 
     private static func calendarTimestamp(_ date: Date) -> String {
         let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
-        let millis = min(999, ((c.nanosecond ?? 0) + 1_000) / 1_000_000)
-        var text: [UInt8] = []
-        text.appendDigits(c.year!, width: 4)
-        for (separator, value, width) in [
-            ("-", c.month!, 2), ("-", c.day!, 2), ("T", c.hour!, 2), (":", c.minute!, 2), (":", c.second!, 2), (".", millis, 3),
-        ] {
-            text.append(contentsOf: separator.utf8)
-            text.appendDigits(value, width: width)
-        }
-        return String(decoding: text, as: UTF8.self) + "+0000"
+        return utcText(
+            year: c.year!, month: c.month!, day: c.day!, hour: c.hour!, minute: c.minute!, second: c.second!,
+            millis: millis(nanoseconds: c.nanosecond ?? 0))
     }
+
+    /// Truncated like Java does; the microsecond absorbs binary floating-point error (0.986 stored as 0.98599…).
+    private static func millis(nanoseconds: Int) -> Int { min(999, (nanoseconds + 1_000) / 1_000_000) }
 
     /// The proleptic Gregorian date of a day counted from 1970-01-01 (negative before it).
     static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {

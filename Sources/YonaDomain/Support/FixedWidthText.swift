@@ -1,4 +1,5 @@
 import Foundation
+import YonaCrypto
 
 /// Fixed-width text the server writes on every read (timestamps, days, ids in links), written byte by byte instead
 /// of through `String(format:)` and `uuidString.lowercased()`: both showed in the profile read's CPU profile
@@ -20,11 +21,18 @@ extension Array where Element == UInt8 {
         if digits.count < width { append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
         append(contentsOf: digits.reversed())
     }
+
+    /// Appends `yyyy-MM-dd`.
+    package mutating func appendDay(year: Int, month: Int, day: Int) {
+        appendDigits(year, width: 4)
+        append(UInt8(ascii: "-"))
+        appendDigits(month, width: 2)
+        append(UInt8(ascii: "-"))
+        appendDigits(day, width: 2)
+    }
 }
 
 extension UUID {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// `uuidString.lowercased()`, as every link and stored id spells a UUID.
     package var lowercasedString: String {
         withUnsafeBytes(of: uuid) { raw in
@@ -35,8 +43,8 @@ extension UUID {
                         out[index] = UInt8(ascii: "-")
                         index += 1
                     }
-                    out[index] = Self.hexDigits[Int(byte >> 4)]
-                    out[index + 1] = Self.hexDigits[Int(byte & 0x0f)]
+                    out[index] = Hex.digits[Int(byte >> 4)]
+                    out[index + 1] = Hex.digits[Int(byte & 0x0f)]
                     index += 2
                 }
                 return index
@@ -50,11 +58,7 @@ package enum CalendarText {
     package static func day(year: Int, month: Int, day: Int) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(10)
-        text.appendDigits(year, width: 4)
-        text.append(UInt8(ascii: "-"))
-        text.appendDigits(month, width: 2)
-        text.append(UInt8(ascii: "-"))
-        text.appendDigits(day, width: 2)
+        text.appendDay(year: year, month: month, day: day)
         return String(decoding: text, as: UTF8.self)
     }
 
