@@ -17,6 +17,16 @@ import Testing
         try await server.messages(user).filter { $0["@type"] as? String == type }
     }
 
+    /// Follows a message's action link (`yona:accept`, `yona:reject`, `yona:requestDisclosure`…) with a typed text, as the
+    /// apps post it: `{"properties":{"message": …}}`.
+    static func act(
+        _ server: TestServer, _ rel: String, on message: [String: Any], by user: TestUser, text: String
+    ) async throws -> APIResponse {
+        try await server.request(
+            .POST, try #require(value(message, "_links", rel, "href") as? String), headers: user.passwordHeader,
+            json: ["properties": ["message": text]])
+    }
+
     static func buddyEntry(_ server: TestServer, _ user: TestUser) async throws -> [String: Any] {
         let profile = try await server.request(.GET, user.profilePath, headers: user.passwordHeader)
         return try #require(value(profile.json, "_embedded", "yona:buddies", "_embedded", "yona:buddies", 0) as? [String: Any])
@@ -76,9 +86,7 @@ import Testing
             #expect(early.status == 400, "MessagingTest: Bob tries to delete Richard's buddy request before it is processed")
             #expect(early.errorCode == "error.cannot.delete.unprocessed.message")
 
-            let accepted = try await server.request(
-                .POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
-                headers: bob.passwordHeader, json: ["properties": ["message": "Yes, great idea!"]])
+            let accepted = try await Self.act(server, "yona:accept", on: request, by: bob, text: "Yes, great idea!")
             #expect(accepted.status == 200)
             let processed = try #require(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
             #expect(Self.linkSet(processed).contains("edit"), "answered, the request can be deleted")
@@ -213,9 +221,7 @@ import Testing
             }
             #expect((value(copy, "_links", "yona:dayDetails", "href") as? String)?.contains("/buddies/") == true)
             // Bob asks
-            let asked = try await server.request(
-                .POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
-                headers: bob.passwordHeader, json: ["properties": ["message": "Can I have a look?"]])
+            let asked = try await Self.act(server, "yona:requestDisclosure", on: copy, by: bob, text: "Can I have a look?")
             #expect(asked.status == 200)
             let request = try #require(try await Self.messages(server, richard, type: "DisclosureRequestMessage").first)
             #expect(request["message"] as? String == "Can I have a look?")
@@ -227,9 +233,7 @@ import Testing
             #expect(value(request, "_links", "related", "href") as? String == value(own, "_links", "self", "href") as? String)
             #expect((value(request, "_links", "yona:user", "href") as? String)?.hasPrefix("\(server.baseURL)/users/\(bob.id)") == true)
             // Richard accepts
-            let accepted = try await server.request(
-                .POST, try #require(value(request, "_links", "yona:accept", "href") as? String),
-                headers: richard.passwordHeader, json: ["properties": ["message": "Sure!"]])
+            let accepted = try await Self.act(server, "yona:accept", on: request, by: richard, text: "Sure!")
             #expect(accepted.status == 200)
             #expect(
                 Self.linkSet(value(accepted.json, "_embedded", "yona:affectedMessages", 0) as? [String: Any])
@@ -252,15 +256,11 @@ import Testing
             let (richard, bob, ua) = try await Self.buddiesWithANewsNoGoGoal(server)
             try await server.postNetworkActivity(ua, categories: ["news/media"], url: "http://www.poker.com")
             let copy = try #require(try await Self.messages(server, bob, type: "GoalConflictMessage").first)
-            let asked = try await server.request(
-                .POST, try #require(value(copy, "_links", "yona:requestDisclosure", "href") as? String),
-                headers: bob.passwordHeader, json: ["properties": ["message": "Can I have a look?"]])
+            let asked = try await Self.act(server, "yona:requestDisclosure", on: copy, by: bob, text: "Can I have a look?")
             #expect(asked.status == 200)
             let request = try #require(try await Self.messages(server, richard, type: "DisclosureRequestMessage").first)
             // act
-            let rejected = try await server.request(
-                .POST, try #require(value(request, "_links", "yona:reject", "href") as? String),
-                headers: richard.passwordHeader, json: ["properties": ["message": "Nope!"]])
+            let rejected = try await Self.act(server, "yona:reject", on: request, by: richard, text: "Nope!")
             #expect(rejected.status == 200)
             // check: Richard's request is answered, Bob hears no and gets no way into Richard's day
             #expect(
