@@ -48,5 +48,6 @@ package enum YonaMigrations {
         KeepActivitiesOfRemovedDevices(),
         AddNamedInboxIndex(),
         AddAnnouncementToInboxIndex(),
+        StoreMessagesInWritingOrder(),
     ]
 }

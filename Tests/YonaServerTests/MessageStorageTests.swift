@@ -1,0 +1,84 @@
+import Fluent
+import Foundation
+import SQLKit
+import Testing
+
+@testable import YonaAPI
+@testable import YonaServer
+@testable import YonaStore
+
+/// How messages are stored (docs/performance.md, "Messages in writing order"): new messages are appended to the
+/// table whatever their random id, the indexes on optional relations hold only the messages that have them, and
+/// the migration that made it so keeps every stored message readable in both directions.
+@Suite struct MessageStorageTests {
+    @Test(arguments: TestDatabase.available)
+    func messagesStayReadableThroughTheMigrationAndNewOnesAreAppended(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: three goal conflicts an hour apart, stored under the previous shape of the table
+            let user = try await server.createUser(
+                nickname: "Robin",
+                extra: ["deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1])
+            let (ua, index) = try await server.vpnLogin(user)
+            let migration = StoreMessagesInWritingOrder()
+            try await migration.revert(on: server.app.db)
+            #expect(try await Self.partialIndexes(server).isEmpty)
+            for hour in [5, 4, 3] {
+                let posted = try await server.postNetworkActivity(
+                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(hour)",
+                    at: Date().addingTimeInterval(-Double(hour) * 3600))
+                try #require(posted.status == 204, "\(posted.text)")
+            }
+            let before = try await Self.inbox(server, user)
+            try #require(before.count == 3)
+
+            // act
+            try await migration.prepare(on: server.app.db)
+
+            // check: the same messages at the same links, in the same order
+            #expect(try await Self.inbox(server, user) == before)
+            #expect(try await Self.partialIndexes(server) == ["messages_announcement", "messages_goal", "messages_origin", "messages_replied"])
+            let posted = try await server.postNetworkActivity(
+                ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/2", at: Date().addingTimeInterval(-7200))
+            #expect(posted.status == 204, "\(posted.text)")
+            let after = try await Self.inbox(server, user)
+            #expect(after.count == 4)
+            #expect(Array(after.dropFirst()) == before)
+            if db == .sqlite {
+                // The id is no longer the rowid: rows follow their writing order, not their random ids.
+                let rows = try await server.app.db.sql.raw("SELECT rowid AS place, id FROM messages ORDER BY creation_time").all()
+                let places = try rows.map { try $0.decode(column: "place", as: Int64.self) }
+                let ids = try rows.map { try $0.decode(column: "id", as: Int64.self) }
+                #expect(places == places.sorted() && Set(places).count == places.count)
+                #expect(places != ids)
+            }
+            // Deleting the goal's conflicts finds them through the goal's index (now partial): delete one by its link.
+            let first = try #require(after.first)
+            let deleted = try await server.request(.DELETE, first.link, headers: user.passwordHeader)
+            #expect(deleted.status == 200 || deleted.status == 204, "\(deleted.text)")
+            #expect(try await Self.inbox(server, user).count == 3)
+        }
+    }
+
+    /// The inbox as the app sees it: each message's self link and the URL it was about.
+    static func inbox(_ server: TestServer, _ user: TestUser) async throws -> [Entry] {
+        try await server.messages(user).map { message in
+            Entry(
+                link: try #require(value(message, "_links", "self", "href") as? String),
+                url: message["url"] as? String ?? "")
+        }
+    }
+
+    struct Entry: Equatable {
+        let link: String
+        let url: String
+    }
+
+    static func partialIndexes(_ server: TestServer) async throws -> [String] {
+        let sql = server.app.db.sql
+        let query: SQLQueryString =
+            sql.dialect.name == "sqlite"
+            ? "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql LIKE '%WHERE%' ORDER BY name"
+            : "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'messages' AND indexdef LIKE '%WHERE%' ORDER BY indexname"
+        return try await sql.raw(query).all().map { try $0.decode(column: "name", as: String.self) }
+    }
+}
