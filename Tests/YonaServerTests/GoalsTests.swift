@@ -95,7 +95,7 @@ import Testing
             #expect(try await server.request(.DELETE, href, headers: user.passwordHeader).status == 204)
             let all = try await server.request(.GET, "\(user.path)/goals/", headers: user.passwordHeader)
             #expect((value(all.json, "_embedded", "yona:goals") as? [Any])?.count == 2)
-            #expect(try await server.request(.GET, href, headers: user.passwordHeader).errorCode == "error.goal.not.found")
+            #expect(try await server.request(.GET, href, headers: user.passwordHeader).errorCode == "error.goal.not.found.id.for.user.anonymized")
         }
     }
 

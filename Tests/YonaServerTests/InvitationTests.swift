@@ -114,6 +114,13 @@ import Testing
             #expect(wrong.errorCode == "error.decrypting.data")
             let wrongPut = try await server.request(.PUT, "/users/\(inviteeID)?tempPassword=hack", json: Self.takeOverBody(number: number))
             #expect(wrongPut.errorCode == "error.decrypting.data")
+            // an app that brings its own password to the take-over (Yona's old apps): refused before anything is opened
+            let ownPasswordPut = try await server.request(
+                .PUT, "/users/\(inviteeID)?tempPassword=\(temporaryPassword)", headers: [("Yona-Password", "chosen-by-the-app")],
+                json: Self.takeOverBody(number: number))
+            #expect(
+                ownPasswordPut.status == 400 && ownPasswordPut.errorCode == "error.user.app.provided.password.not.supported", "\(ownPasswordPut.text)"
+            )
             // a temporary password on a normal account
             let normal = try await server.request(.GET, "\(richard.profilePath)&tempPassword=\(temporaryPassword)")
             #expect(normal.errorCode == "error.decrypting.data", "as Yona: it opens nothing")

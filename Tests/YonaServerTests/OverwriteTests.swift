@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import YonaAPI
+@testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore
 
@@ -20,6 +21,41 @@ import Testing
             json: [
                 "firstName": "Richard", "lastName": "Changed", "nickname": "RC", "mobileNumber": number,
             ])
+    }
+
+    /// Dates the number's last code request, as if it had been made then (a loaded test machine can take longer
+    /// than the 30 s between two steps that a user takes within them).
+    static func codeRequested(_ server: TestServer, _ number: String, at time: Date) async throws {
+        let user = try #require(try await User.query(on: server.app.db).filter(\.$mobileNumber == number).first())
+        user.overwriteRequestedAt = time
+        try await user.save(on: server.app.db)
+    }
+
+    /// Yona's `Overwrite Richard after requesting a confirmation code for the second time`, as a user in a hurry does
+    /// it: five requests at once text one code, and a wrong guess counted before another request stays counted.
+    @Test(arguments: TestDatabase.available)
+    func repeatedRequestsTextOneCodeAndKeepItsCount(db: TestDatabase) async throws {
+        let gateway = try await SMSGatewayTests.Gateway()
+        try await withServer(db, adjust: { $0.sms = .http(url: gateway.url, token: "sms-gateway-token", from: "Yona") }) { server in
+            let richard = try await server.createUser()
+            let textsBefore = gateway.texts(to: richard.mobileNumber).count
+            // act
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<5 { group.addTask { try await Self.requestCode(server, richard.mobileNumber).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            let wrong = try await Self.overwrite(server, richard.mobileNumber, code: "9999")
+            try await Self.codeRequested(server, richard.mobileNumber, at: Date())
+            #expect(try await Self.requestCode(server, richard.mobileNumber).status == 204)
+            let wrongAgain = try await Self.overwrite(server, richard.mobileNumber, code: "9998")
+            // check
+            #expect(statuses == [204, 204, 204, 204, 204])
+            #expect(gateway.texts(to: richard.mobileNumber).count == textsBefore + 1, "one code texted")
+            #expect(wrong.json["remainingAttempts"] as? Int == 4)
+            #expect(wrongAgain.json["remainingAttempts"] as? Int == 3, "the request within 30 s did not reset the count")
+            #expect(try await Self.overwrite(server, richard.mobileNumber).status == 201)
+        }
+        await gateway.stop()
     }
 
     static func invite(_ server: TestServer, from: TestUser, to: TestUser) async throws {
@@ -125,8 +161,14 @@ import Testing
             }
             let locked = try await Self.overwrite(server, richard.mobileNumber)
             #expect(locked.errorCode == "error.user.overwrite.confirmation.code.too.many.failed.attempts")
-            // check: the account is untouched, and a new code starts again
+            // check: the account is untouched; asking again within 30 s keeps the spent code (Yona's non-resend
+            // interval: no fresh guesses for the asking), and a new code after that starts again
             #expect(try await server.request(.GET, richard.profilePath, headers: richard.passwordHeader).status == 200)
+            try await Self.codeRequested(server, richard.mobileNumber, at: Date())
+            #expect(try await Self.requestCode(server, richard.mobileNumber).status == 204)
+            #expect(
+                try await Self.overwrite(server, richard.mobileNumber).errorCode == "error.user.overwrite.confirmation.code.too.many.failed.attempts")
+            try await Self.codeRequested(server, richard.mobileNumber, at: Date().addingTimeInterval(-OverwriteService.resendInterval - 1))
             #expect(try await Self.requestCode(server, richard.mobileNumber).status == 204)
             #expect(try await Self.overwrite(server, richard.mobileNumber).status == 201)
         }

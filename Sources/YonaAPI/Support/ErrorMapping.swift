@@ -86,7 +86,7 @@ package struct ErrorMappingMiddleware: AsyncMiddleware {
 extension ErrorCode {
     package var status: HTTPResponseStatus {
         switch self {
-        case .deviceNotFound, .userPhotoNotFound, .activityCategoryNotFound, .goalNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty:
+        case .deviceNotFound, .userPhotoNotFound, .activityCategoryNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty:
             .notFound
         case .unauthorized: .unauthorized
         case .unknownPath: .notFound

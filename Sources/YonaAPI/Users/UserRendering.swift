@@ -100,7 +100,7 @@ package struct UserRendering {
         if let photo = buddy.photoID { halLinks.add("yona:userPhoto", links.userPhoto(photo)) }
         return BuddyUserDTO(
             firstName: buddy.firstName, lastName: buddy.lastName, nickname: buddy.nickname, mobileNumber: buddy.mobileNumber,
-            creationTime: buddy.creationTime.map(YonaDateFormat.timestamp), appLastOpenedDate: side?.appLastOpenedDate,
+            appLastOpenedDate: side?.appLastOpenedDate,
             _embedded: embedded, _links: halLinks)
     }
 

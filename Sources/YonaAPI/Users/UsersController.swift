@@ -92,6 +92,8 @@ package enum UsersController {
 
     /// `PUT /users/{u}?tempPassword=`: the invitee's app makes an account a buddy created its own.
     private static func takeOver(req: Request, userID: UUID, temporaryPassword: String) async throws -> Response {
+        // As Yona: the server makes the taken-over account's password; an app that brings its own is too old.
+        guard req.yonaPasswordHeader == nil else { throw YonaError(.appProvidedPasswordNotSupported) }
         // As Yona: only an invited account can be taken over, whatever the password.
         if let record = try await User.find(userID, on: req.db), !record.createdOnBuddyRequest {
             throw YonaError(.userNotCreatedOnBuddyRequest)

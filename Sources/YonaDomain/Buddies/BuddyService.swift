@@ -126,8 +126,7 @@ package struct BuddyService: Sendable {
                     nickname: sender.nickname, mobileNumber: sender.mobileNumber, sendingStatus: .accepted,
                     receivingStatus: .accepted, lastStatusChangeTime: now, buddyAnonymizedID: UUID(),
                     buddyUserAnonymizedID: request.subjectUserAnonymizedID, deviceNames: request.deviceNames,
-                    deviceAnonymizedIDs: request.deviceAnonymizedIDs,
-                    creationTime: sender.creationTime, photoID: sender.photoID)
+                    deviceAnonymizedIDs: request.deviceAnonymizedIDs, photoID: sender.photoID)
                 try await BuddyAnonymized(
                     id: buddy.buddyAnonymizedID, ownerID: me, buddyUserAnonymizedID: request.subjectUserAnonymizedID,
                     sendingStatus: Status.accepted.rawValue, receivingStatus: Status.accepted.rawValue
@@ -302,7 +301,6 @@ package struct BuddyService: Sendable {
                     if let sender = payload.sender {
                         // The buddy's own names replace the ones the requester typed (as Yona).
                         data.buddies[index].takeNames(from: sender)
-                        data.buddies[index].creationTime = sender.creationTime
                     }
                     data.buddies[index].deviceNames = payload.deviceNames
                     data.buddies[index].deviceAnonymizedIDs = payload.deviceAnonymizedIDs
@@ -439,8 +437,7 @@ package struct BuddyService: Sendable {
     package static func sender(_ user: UnlockedUser) -> MessagePayload.Sender {
         MessagePayload.Sender(
             userID: user.id, firstName: user.privateData.firstName, lastName: user.privateData.lastName,
-            nickname: user.privateData.nickname, mobileNumber: user.mobileNumber,
-            creationTime: user.privateData.creationTime, photoID: user.privateData.photoID)
+            nickname: user.privateData.nickname, mobileNumber: user.mobileNumber, photoID: user.privateData.photoID)
     }
 
     package init(db: any Database, users: UserService) {

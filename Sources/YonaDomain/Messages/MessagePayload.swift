@@ -89,8 +89,6 @@ package struct MessagePayload: Codable, Sendable, Equatable {
         package var lastName: String
         package var nickname: String
         package var mobileNumber: String
-        /// When the sender's account was created (Yona shows it on the buddy's user); nil in messages sent before.
-        package var creationTime: Date? = nil
         /// The sender's profile photo when the message was sent (Yona's `senderUserPhotoId`).
         package var photoID: UUID? = nil
     }

@@ -44,7 +44,8 @@ package struct MessageService: Sendable {
                 ORDER BY creation_time DESC, id DESC LIMIT \(literal: size) OFFSET \(literal: number * size)
                 """
             ).all().map(Message.init(row:))
-            let opened = try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }
+            let opened = try await ActivityCommentService.namingVersionsInForce(
+                try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }, on: db)
             var withdrawn: [Int64] = []
             for message in opened where try await isWithdrawn(message.payload) { withdrawn.append(message.id) }
             guard !withdrawn.isEmpty else { return Page(messages: opened, totalElements: total, number: number, size: size) }
@@ -70,7 +71,8 @@ package struct MessageService: Sendable {
         else {
             throw YonaError(.messageNotFound)
         }
-        let opened = OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))
+        let opened = try await ActivityCommentService.namingVersionsInForce(
+            [OpenedMessage(record: row, payload: try MessageWriter.open(row, with: try user.anonymousInbox()))], on: db)[0]
         if try await isWithdrawn(opened.payload) {
             try await MessageWriter.delete(on: db) { $0.filter(\.$id == id) }
             throw YonaError(.messageNotFound)

@@ -95,13 +95,43 @@ package struct ActivityCommentService: Sendable {
         return senderCopy
     }
 
+    /// A comment names the goal version its day or week was shown under when it was written; after a later change
+    /// of the goal another version is in force for that interval (Yona moves the interval to the earlier version).
+    /// Each comment is given the version in force now, so its `yona:dayDetails`/`yona:weekDetails` link and a reply
+    /// keep reaching the interval (as Yona's, which it works out from the interval on every read).
+    package static func namingVersionsInForce(_ opened: [OpenedMessage], on db: any Database) async throws -> [OpenedMessage] {
+        let comments = opened.filter { $0.payload.kind == .activityComment && $0.record.goalID != nil && $0.record.activityInterval != nil }
+        guard !comments.isEmpty else { return opened }
+        let owners = Set(comments.compactMap(\.payload.activityOwnerAnonymizedID))
+        let versions = try await ActivityReportService(db: db).versions(ofAnonymizedUsers: Array(owners))
+        return opened.map { message in
+            guard message.payload.kind == .activityComment, let goalID = message.record.goalID,
+                let owner = message.payload.activityOwnerAnonymizedID, let key = message.record.activityInterval,
+                let end = intervalEnd(key),
+                let inForce = versions[owner]?.first(where: { $0.goalID == goalID && $0.governs(intervalEndingAt: end) }),
+                inForce.id != message.payload.goalID
+            else { return message }
+            var payload = message.payload
+            payload.goalID = inForce.id
+            return OpenedMessage(record: message.record, payload: payload)
+        }
+    }
+
+    /// Where an interval key (`day:yyyy-MM-dd`, `week:YYYY-Www`) ends, in the users' calendar.
+    static func intervalEnd(_ key: String) -> Date? {
+        if key.hasPrefix("day:") { return UserCalendar.parseDay(String(key.dropFirst(4))).map { UserCalendar.adding(days: 1, to: $0) } }
+        if key.hasPrefix("week:") { return UserCalendar.parseWeek(String(key.dropFirst(5))).map { UserCalendar.adding(days: 7, to: $0) } }
+        return nil
+    }
+
     /// The comments on an interval in the viewer's inbox, sent and received, whole threads in the order they began.
     package func thread(of viewer: UnlockedUser, goalID: UUID, interval: String) async throws -> [OpenedMessage] {
         let inbox = try viewer.anonymousInbox()
         let rows = try await Message.query(on: db)
             .filter(\.$userAnonymized.$id == viewer.privateData.userAnonymizedID)
             .filter(\.$goalID == goalID).filter(\.$activityInterval == interval).all()
-        let opened = try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }
+        let opened = try await Self.namingVersionsInForce(
+            try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }, on: db)
         let created = Dictionary(uniqueKeysWithValues: opened.map { ($0.id, $0.record.creationTime) })
         func order(_ message: OpenedMessage) -> (Date, Date, Int64) {
             let head = message.payload.threadHeadMessageID ?? message.id

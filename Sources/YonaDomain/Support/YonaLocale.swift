@@ -126,6 +126,11 @@ extension ErrorCode {
             )
         case .userNotCreatedOnBuddyRequest:
             ("This account was not made by a buddy's invitation.", "Dit account is niet gemaakt door de uitnodiging van een buddy.")
+        case .appProvidedPasswordNotSupported:
+            (
+                "App is not allowed to define the password anymore. Upgrade to the latest version of the Yona app",
+                "App mag het wachtwoord niet meer definiëren. Upgrade naar de laatste versie van de Yona app."
+            )
         case .userExistsCreatedOnBuddyRequest:
             (
                 "A buddy already invited this number; open the invitation link to take the account over.",

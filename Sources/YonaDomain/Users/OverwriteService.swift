@@ -12,21 +12,32 @@ package struct OverwriteService: Sendable {
     package static let maxFailedAttempts = 5
     /// How long an overwrite code stays usable.
     package static let codeLifetime: TimeInterval = 3600
+    /// Within this time of a code, a new request sends nothing and keeps that code and its failed tries (Yona's
+    /// `overwriteUserConfirmationCodeNonResendInterval`): requests in parallel text one code, a repeated request
+    /// buys no fresh guesses, and texts cannot arrive out of order with the older one the valid one.
+    package static let resendInterval: TimeInterval = 30
 
     package let db: any Database
     package let users: UserService
 
-    /// Sends a code when the number has an account; an unknown number gets the same silence.
+    /// Sends a code when the number has an account; an unknown number gets the same silence, and so does a
+    /// request within `resendInterval` of the last code.
     package func requestCode(for number: MobileNumber, now: Date = Date()) async throws {
         guard let user = try await User.query(on: db).filter(\.$mobileNumber == number.value).first() else { return }
         let code = users.newConfirmationCode()
         let userID = try user.requireID()
-        let afterCommit = try await db.transaction { tx in
-            try await User.query(on: tx).filter(\.$id == userID)
-                .set(\.$overwriteCodeHash, to: users.recovery.hashOverwriteCode(code, userID: userID))
-                .set(\.$overwriteRequestedAt, to: now)
-                .set(\.$overwriteFailedAttempts, to: 0)
-                .update()
+        let afterCommit = try await db.transaction { tx -> @Sendable () async -> Void in
+            // Decided in the update itself, so of parallel requests exactly one stores a code and texts it.
+            let stored = try await tx.sql.raw(
+                """
+                UPDATE users SET overwrite_code_hash = \(bind: users.recovery.hashOverwriteCode(code, userID: userID)),
+                overwrite_requested_at = \(bind: now), overwrite_failed_attempts = 0
+                WHERE id = \(bind: userID)
+                AND (overwrite_requested_at IS NULL OR overwrite_requested_at <= \(bind: now.addingTimeInterval(-Self.resendInterval)))
+                RETURNING id
+                """
+            ).first()
+            guard stored != nil else { return {} }
             let texts = users.sms.inTransaction(tx)
             try await texts.sender.sendOverwriteCode(code, to: number)
             return texts.afterCommit

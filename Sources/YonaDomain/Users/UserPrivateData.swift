@@ -91,8 +91,6 @@ package struct PrivateBuddy: Codable, Sendable, Equatable {
     package var deviceNames: [String]? = nil
     /// The anonymized rows of those devices, in the same order (nil until an announcement carried them).
     package var deviceAnonymizedIDs: [UUID]? = nil
-    /// When the buddy's account was created, as the buddy told it (nil until the buddy accepted).
-    package var creationTime: Date? = nil
     /// The buddy's profile photo as the buddy last announced it.
     package var photoID: UUID? = nil
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaAPI
+@testable import YonaDomain
 @testable import YonaServer
 
 /// Yona's `ActivityCommentTest.groovy`: buddies comment on each other's days and weeks and reply in threads.
@@ -124,6 +125,50 @@ import Testing
             #expect(deleted.status == 200)
             #expect(try await Self.messages(server, Self.href(details, "yona:messages"), richard).items.isEmpty)
             #expect(try await Self.messages(server, Self.href(ownDetails, "yona:messages"), bob).items.isEmpty)
+        }
+    }
+
+    /// Yona works a comment's day link out from the day on every read. When the goal changes, the days before the
+    /// change move to the goal's earlier version (a history item with an id of its own), and the link follows: it
+    /// had kept naming the version commented on, which then answered `error.activity.date.goal.mismatch`.
+    @Test(arguments: TestDatabase.available)
+    func aCommentsDayLinkFollowsTheGoalVersionInForceAfterAChange(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: both accounts and the relation date from three days ago (Yona's test server), Bob has had a social
+            // budget since then, and Richard comments on Bob's yesterday
+            var (richard, bob) = try await Self.buddies(server)
+            let threeDaysAgo = UserCalendar.adding(days: -3, to: UserCalendar.startOfDay(Date())).addingTimeInterval(3600)
+            richard = try await A.date(server, richard, to: threeDaysAgo)
+            bob = try await A.date(server, bob, to: threeDaysAgo)
+            let goalHref = try await A.addGoal(
+                server, bob, ["@type": "BudgetGoal", "maxDurationMinutes": 60, "_links": GoalsTests.categoryLink(server, GoalsTests.social)],
+                at: threeDaysAgo)
+            let goalID = try #require(URLComponents(string: goalHref)?.path.split(separator: "/").last.map(String.init))
+            let days = try await A.get(server, Self.href(try await Self.buddy(server, of: richard), "yona:dailyActivityReports"), richard)
+            let yesterday = try #require(A.items(days, "yona:dayActivityOverviews").dropFirst().first?["dayActivities"] as? [[String: Any]])
+            let socialDay = try #require(yesterday.first { Self.href($0, "yona:goal")?.contains(goalID) == true })
+            let details = try await A.get(server, Self.href(socialDay, "yona:dayDetails"), richard)
+            let posted = try await server.request(
+                .POST, try #require(Self.href(details, "yona:addComment")), headers: richard.headers, json: ["message": "Enough yesterday?"])
+            try #require(posted.status == 200, "\(posted.text)")
+            #expect(Self.href(posted.json, "yona:dayDetails") == Self.href(details, "self"))
+
+            // act: Bob lowers the budget today
+            let changed = try await server.request(
+                .PUT, goalHref, headers: bob.headers,
+                json: ["@type": "BudgetGoal", "maxDurationMinutes": 30, "_links": GoalsTests.categoryLink(server, GoalsTests.social)])
+            try #require(changed.status == 200, "\(changed.text)")
+
+            // check: both copies' day links open yesterday's details under the earlier version, with the thread
+            let own = try await A.get(server, Self.href(posted.json, "self"), richard)
+            let inbox = try await A.get(server, bob.link("yona:messages"), bob)
+            let received = try #require(A.items(inbox, "yona:messages").first { $0["@type"] as? String == "ActivityCommentMessage" })
+            for (message, app) in [(own, richard), (received, bob)] {
+                let day = try await A.get(server, Self.href(message, "yona:dayDetails"), app)
+                #expect(Self.href(day, "yona:goal")?.contains(goalID) == false, "the earlier version has an id of its own: \(day)")
+                let thread = try await Self.messages(server, Self.href(day, "yona:messages"), app)
+                #expect(thread.items.map { $0["message"] as? String } == ["Enough yesterday?"])
+            }
         }
     }
 

@@ -366,7 +366,10 @@ import Testing
                 ("\(days)\(UserCalendar.day(Self.at(2, 1, 12, 0)))", 400, "error.invalid.date.too.early"),
                 ("\(weeks)\(UserCalendar.week(UserCalendar.weekStart(Self.at(3, 0, 12, 0))))", 400, "error.invalid.date.too.early"),
                 ("\(days)\(UserCalendar.day(Self.at(1, 2, 12, 0)))/details/\(socialID)", 400, "error.activity.date.goal.mismatch"),
-                ("\(days)\(UserCalendar.day(Self.at(1, 4, 12, 0)))/details/\(UUID().uuidString.lowercased())", 404, "error.goal.not.found"),
+                (
+                    "\(days)\(UserCalendar.day(Self.at(1, 4, 12, 0)))/details/\(UUID().uuidString.lowercased())", 400,
+                    "error.goal.not.found.id.for.user.anonymized"
+                ),
                 ("\(days)?page=100", 400, "error.invalid.date.too.early"),
             ] {
                 let answer = try await server.request(.GET, path, headers: richard.headers)

@@ -43,11 +43,12 @@ import Testing
 
     /// `CommonAssertions.assertBuddyUser`: the buddy's user has exactly Yona's properties and links.
     static func assertBuddyUser(_ buddyUser: [String: Any]?, established: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
-        // Before the buddy shares, the server cannot know when the buddy's account was made or last opened: those are
-        // the buddy's own secrets until the acceptance tells them (docs/compatibility.md).
-        var expected: Set<String> = ["mobileNumber", "firstName", "lastName", "nickname", "_links"]
-        if established { expected.formUnion(["creationTime", "appLastOpenedDate", "_embedded"]) }
+        // Before the buddy shares, the server cannot know when the buddy last opened the app: that is the buddy's own
+        // secret until the acceptance tells it (docs/compatibility.md). The creation time is never shown (Yona's null).
+        var expected: Set<String> = ["mobileNumber", "creationTime", "firstName", "lastName", "nickname", "_links"]
+        if established { expected.formUnion(["appLastOpenedDate", "_embedded"]) }
         #expect(Set((buddyUser ?? [:]).keys) == expected, sourceLocation: sourceLocation)
+        #expect(buddyUser?["creationTime"] is NSNull, "a buddy's creationTime is null", sourceLocation: sourceLocation)
         if established {
             #expect(Set((buddyUser?["_embedded"] as? [String: Any] ?? [:]).keys) == ["yona:goals", "yona:devices"], sourceLocation: sourceLocation)
         }

@@ -159,7 +159,9 @@ import Testing
             let ownEarlier = try #require(own.first { $0["historyItem"] as? Bool == true })
             let ownFollowed = try await server.request(
                 .GET, try #require(value(ownEarlier, "_links", "self", "href") as? String), headers: bob.passwordHeader)
-            #expect(ownFollowed.status == 404 && ownFollowed.json["code"] as? String == "error.goal.not.found", "\(ownFollowed.text)")
+            #expect(
+                ownFollowed.status == 400 && ownFollowed.json["code"] as? String == "error.goal.not.found.id.for.user.anonymized",
+                "\(ownFollowed.text)")
         }
     }
 
