@@ -102,6 +102,34 @@ import Vapor
         await gateway.stop()
     }
 
+    /// As Yona's SMS templates: a text is in the language of the request that causes it (the apps send
+    /// `Accept-Language`); English otherwise.
+    @Test(arguments: TestDatabase.available)
+    func textsSpeakTheRequestsLanguage(db: TestDatabase) async throws {
+        let gateway = try await Gateway()
+        try await withServer(db, adjust: { $0.sms = .http(url: gateway.url, token: "sms-gateway-token", from: "Yona") }) { server in
+            // act: one account made in Dutch, one without a language, then a Dutch overwrite request for the first
+            let dutch = randomMobileNumber()
+            let english = randomMobileNumber()
+            for (number, headers) in [(dutch, [("Accept-Language", "nl-NL,nl;q=0.9")]), (english, [])] {
+                let created = try await server.request(
+                    .POST, "/users/", headers: headers, json: ["firstName": "A", "lastName": "B", "nickname": "C", "mobileNumber": number])
+                try #require(created.status == 201, "\(created.text)")
+            }
+            let encoded = dutch.replacingOccurrences(of: "+", with: "%2B")
+            let requested = try await server.request(
+                .POST, "/admin/requestUserOverwrite/?mobileNumber=\(encoded)", headers: [("Accept-Language", "nl-NL")])
+            #expect(requested.status == 204)
+            // check
+            #expect(
+                gateway.texts(to: dutch).map { $0.body["text"] } == [
+                    "Je Yona-bevestigingscode: 1234", "Je Yona-code om je account naar een nieuwe telefoon te verhuizen: 1234",
+                ])
+            #expect(gateway.texts(to: english).map { $0.body["text"] } == ["Your Yona confirmation code: 1234"])
+        }
+        await gateway.stop()
+    }
+
     /// issue 13: texts go through a durable outbox. A provider outage fails no request; the text waits, sealed, and
     /// the background job sends it once the provider is back, once.
     @Test(arguments: TestDatabase.available)

@@ -82,7 +82,10 @@ extension Application {
             metrics: yona.metrics)
     }
 
-    package func sms(on db: any Database) -> any SMSSender { QueuedSMSSender(outbox: textOutbox(on: db)) }
+    /// Texts in `locale`: the language of the request that causes them.
+    package func sms(on db: any Database, locale: YonaLocale = .enUS) -> any SMSSender {
+        QueuedSMSSender(outbox: textOutbox(on: db), locale: locale)
+    }
 
     /// The directory side of the VPN account outbox; nil without a directory.
     package var vpnAccountOutbox: VPNAccountOutbox? {
@@ -102,7 +105,8 @@ extension Application {
 extension Request {
     package var users: UserService {
         UserService(
-            db: db, sms: application.sms(on: db), recovery: application.yona.recovery, testServer: application.yona.config.testServer,
+            db: db, sms: application.sms(on: db, locale: context.locale), recovery: application.yona.recovery,
+            testServer: application.yona.config.testServer,
             vpnAccounts: application.yona.vpnAccounts)
     }
 
@@ -135,7 +139,7 @@ extension Request {
 
     package var invitations: InvitationService {
         InvitationService(
-            db: db, users: users, argon2: application.yona.argon2, sms: application.sms(on: db),
+            db: db, users: users, argon2: application.yona.argon2, sms: application.sms(on: db, locale: context.locale),
             email: QueuedEmailSender(outbox: application.textOutbox(on: db)))
     }
 

@@ -36,17 +36,33 @@ package final class QueuedTextIDs: @unchecked Sendable {
     package var all: [UUID] { lock.withLock { ids } }
 }
 
-/// The texts themselves: Yona's wording; only the inviter's names are user-typed (issue 13).
+/// The texts themselves, in the language of the request that causes them (as Yona's, which chose its SMS template
+/// by the request's locale: the apps send `Accept-Language`); only the inviter's names are user-typed (issue 13).
 package enum SMSTexts {
-    package static func confirmationCode(_ code: String) -> String { "Your Yona confirmation code: \(code)" }
-
-    package static func invitation(_ invitation: BuddyInvitation) -> String {
-        "\(invitation.inviterFirstName) \(invitation.inviterLastName) invites you to become buddies on Yona: \(invitation.link)"
+    package static func confirmationCode(_ code: String, in locale: YonaLocale) -> String {
+        locale == .nlNL ? "Je Yona-bevestigingscode: \(code)" : "Your Yona confirmation code: \(code)"
     }
 
-    package static func overwriteCode(_ code: String) -> String { "Your Yona code to move your account to a new phone: \(code)" }
+    package static func invitation(_ invitation: BuddyInvitation, in locale: YonaLocale) -> String {
+        let inviter = "\(invitation.inviterFirstName) \(invitation.inviterLastName)"
+        return locale == .nlNL
+            ? "\(inviter) nodigt je uit om buddy's te worden op Yona: \(invitation.link)"
+            : "\(inviter) invites you to become buddies on Yona: \(invitation.link)"
+    }
 
-    package static func pinResetCode(_ code: String) -> String { "Your Yona pin reset code: \(code)" }
+    package static func overwriteCode(_ code: String, in locale: YonaLocale) -> String {
+        locale == .nlNL
+            ? "Je Yona-code om je account naar een nieuwe telefoon te verhuizen: \(code)"
+            : "Your Yona code to move your account to a new phone: \(code)"
+    }
+
+    package static func pinResetCode(_ code: String, in locale: YonaLocale) -> String {
+        locale == .nlNL ? "Je Yona-code om je pincode opnieuw in te stellen: \(code)" : "Your Yona pin reset code: \(code)"
+    }
+
+    package static func messageNotice(in locale: YonaLocale) -> String {
+        locale == .nlNL ? "Je hebt een nieuw bericht op Yona. Open de app om het te lezen." : MessageNotices.text
+    }
 }
 
 /// Queues each text in the outbox and tries it at once (`TextOutbox.sendNow`): the text goes out with the request
@@ -55,12 +71,14 @@ package struct QueuedSMSSender: SMSSender {
     package let outbox: TextOutbox
     /// Set inside a transaction: texts are only queued, their ids kept for after the commit.
     package var queuedInTransaction: QueuedTextIDs? = nil
+    /// The language of the texts: the causing request's.
+    package var locale: YonaLocale = .enUS
 
     package func inTransaction(_ tx: any Database) -> TransactionTexts {
         let ids = QueuedTextIDs()
         let outbox = self.outbox
         return TransactionTexts(
-            sender: QueuedSMSSender(outbox: outbox.on(tx), queuedInTransaction: ids),
+            sender: QueuedSMSSender(outbox: outbox.on(tx), queuedInTransaction: ids, locale: locale),
             afterCommit: { for id in ids.all { await outbox.sendNow(id) } })
     }
 
@@ -74,23 +92,23 @@ package struct QueuedSMSSender: SMSSender {
     }
 
     package func sendConfirmationCode(_ code: String, to number: MobileNumber) async throws {
-        try await send(.sms(to: number.value, text: SMSTexts.confirmationCode(code), kind: "confirmation code"))
+        try await send(.sms(to: number.value, text: SMSTexts.confirmationCode(code, in: locale), kind: "confirmation code"))
     }
 
     package func sendBuddyInvitation(_ invitation: BuddyInvitation, to number: MobileNumber) async throws {
-        try await send(.sms(to: number.value, text: SMSTexts.invitation(invitation), kind: "buddy invitation"))
+        try await send(.sms(to: number.value, text: SMSTexts.invitation(invitation, in: locale), kind: "buddy invitation"))
     }
 
     package func sendOverwriteCode(_ code: String, to number: MobileNumber) async throws {
-        try await send(.sms(to: number.value, text: SMSTexts.overwriteCode(code), kind: "account-overwrite code"))
+        try await send(.sms(to: number.value, text: SMSTexts.overwriteCode(code, in: locale), kind: "account-overwrite code"))
     }
 
     package func sendMessageNotice(to number: MobileNumber) async throws {
-        try await send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
+        try await send(.sms(to: number.value, text: SMSTexts.messageNotice(in: locale), kind: "message notice"))
     }
 
     package func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws {
-        let text = OutgoingText.sms(to: number.value, text: SMSTexts.pinResetCode(code), kind: "pin reset code")
+        let text = OutgoingText.sms(to: number.value, text: SMSTexts.pinResetCode(code, in: locale), kind: "pin reset code")
         if notBefore <= Date() {
             try await send(text)
         } else {
@@ -98,9 +116,10 @@ package struct QueuedSMSSender: SMSSender {
         }
     }
 
-    package init(outbox: TextOutbox, queuedInTransaction: QueuedTextIDs? = nil) {
+    package init(outbox: TextOutbox, queuedInTransaction: QueuedTextIDs? = nil, locale: YonaLocale = .enUS) {
         self.outbox = outbox
         self.queuedInTransaction = queuedInTransaction
+        self.locale = locale
     }
 }
 
