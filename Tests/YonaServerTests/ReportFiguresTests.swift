@@ -44,6 +44,31 @@ import Testing
         #expect(overlapping.spread.reduce(0, +) == overlapping.totalMinutes)
     }
 
+    /// The classifier's and the apps' times carry seconds; Yona's `DayActivity` counts whole minutes of each
+    /// non-overlapping segment (the total) and, for the spread, the minutes of the segment's start and end minute.
+    @Test func timesWithSecondsCountAsYonaCountedThem() {
+        func figures(_ spans: [((Int, Int, Int), (Int, Int, Int))]) -> DayFigures {
+            let day = "2016-03-16"
+            let start = UserCalendar.parseDay(day)!
+            return DayFigures.compute(
+                spec: .budget(maxDurationMinutes: 60),
+                activities: spans.map { ActivitySpan(start: Self.time(day, $0.0.0, $0.0.1, $0.0.2), end: Self.time(day, $0.1.0, $0.1.1, $0.1.2)) },
+                dayStart: start, dayEnd: UserCalendar.adding(days: 1, to: start))
+        }
+        // within one quarter: the whole minutes elapsed (2 min 30 s is 2)
+        let short = figures([((10, 0, 50), (10, 3, 20))])
+        #expect(short.totalMinutes == 2 && short.spread[40] == 2 && short.spread.reduce(0, +) == 2)
+        // across a quarter's end: 15 - 13 in the first, 16 % 15 in the next; the total is 2 min 38 s, so 2
+        let across = figures([((10, 13, 42), (10, 16, 20))])
+        #expect(across.spread[40] == 2 && across.spread[41] == 1 && across.totalMinutes == 2)
+        // overlapping: the second starts where the first ended (5 min, then 5 min 15 s), one inside adds nothing
+        let overlapping = figures([((10, 0, 30), (10, 5, 30)), ((10, 3, 0), (10, 10, 45)), ((10, 4, 0), (10, 6, 0))])
+        #expect(overlapping.totalMinutes == 10 && overlapping.spread[40] == 10)
+        // a budget judged on the total
+        let long = figures([((9, 0, 40), (10, 0, 39))])
+        #expect(long.totalMinutes == 59 && long.accomplished)
+    }
+
     @Test func anActivityAcrossMidnightCountsOnBothDays() {
         let noGo = GoalSpec.budget(maxDurationMinutes: 0)
         let span = ActivitySpan(start: Self.time("2016-03-14", 23, 49), end: Self.time("2016-03-15", 0, 5))

@@ -19,7 +19,7 @@ package struct GoalVersion: Sendable {
 
 /// What one day of one goal came to, as Yona reports it: `spread` holds the minutes of activity in each of the
 /// day's 96 quarter hours (wall-clock, so a day with a clock change has 96 too), with overlapping activity (two
-/// devices, the app and the network) counted once; the total is their sum.
+/// devices, the app and the network) counted once; `totalMinutes` the whole minutes of it.
 package struct DayFigures: Sendable, Equatable {
     package static let quarters = 96
 
@@ -33,37 +33,35 @@ package struct DayFigures: Sendable, Equatable {
 
     /// The figures of the day `[dayStart, dayEnd)` for a goal asking `spec`, from its activities (any that overlap
     /// the day; the parts outside it are cut off, so an activity across midnight counts on both days).
+    ///
+    /// As Yona's `DayActivity`, to the minute also when the times carry seconds (the classifier's and the apps'
+    /// do): the activities, in the order they began, become segments that do not overlap (each starts where the
+    /// one before it ended, if that was later; one inside another adds nothing). The total is the sum of each
+    /// segment's whole minutes. A segment within one quarter hour adds its whole minutes to it; a longer one adds to
+    /// its first quarter the minutes from its start minute to the quarter's end, to its last the minutes of the
+    /// quarter before its end minute, 15 to each quarter between.
     package static func compute(spec: GoalSpec, activities: [ActivitySpan], dayStart: Date, dayEnd: Date) -> DayFigures {
-        var minutes: [(Int, Int)] = []
-        for activity in activities {
-            let start = max(activity.start, dayStart)
-            let end = min(activity.end, dayEnd)
-            guard start < end else { continue }
-            let from = UserCalendar.minuteOfDay(start)
-            let to = end >= dayEnd ? 1440 : UserCalendar.minuteOfDay(end)
-            if to > from { minutes.append((from, to)) }
-        }
         var spread = Array(repeating: 0, count: quarters)
         var total = 0
-        // The union of the intervals, each minute once.
-        var covered: (Int, Int)?
-        func flush(_ interval: (Int, Int)) {
-            total += interval.1 - interval.0
-            var cell = interval.0 / 15
-            while cell * 15 < interval.1, cell < quarters {
-                spread[cell] += min(interval.1, (cell + 1) * 15) - max(interval.0, cell * 15)
-                cell += 1
+        var previousEnd = dayStart
+        for activity in activities.sorted(by: { $0.start < $1.start }) {
+            let start = max(activity.start, previousEnd)
+            let end = min(activity.end, dayEnd)
+            guard start < end else { continue }
+            previousEnd = end
+            let minutes = Int(end.timeIntervalSince(start) / 60)
+            total += minutes
+            let startMinute = UserCalendar.minuteOfDay(start)
+            let endMinute = end >= dayEnd ? 24 * 60 : UserCalendar.minuteOfDay(end)
+            let (first, last) = (startMinute / 15, endMinute / 15)
+            guard first < last else {
+                if first < quarters { spread[first] += minutes }
+                continue
             }
+            spread[first] += 15 - startMinute % 15
+            if first + 1 < last { for cell in (first + 1)..<min(last, quarters) { spread[cell] += 15 } }
+            if last < quarters { spread[last] += endMinute % 15 }
         }
-        for interval in minutes.sorted(by: { $0.0 < $1.0 }) {
-            if let current = covered, interval.0 <= current.1 {
-                covered = (current.0, max(current.1, interval.1))
-            } else {
-                if let current = covered { flush(current) }
-                covered = interval
-            }
-        }
-        if let current = covered { flush(current) }
         return judged(spread: spread, total: total, by: spec)
     }
 
