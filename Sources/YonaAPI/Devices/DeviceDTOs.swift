@@ -18,8 +18,9 @@ package struct OpenAppRequest: StrictBody {
     package let appVersionCode: LenientInt?
     package static let allowedKeys: Set<String> = ["operatingSystem", "appVersion", "appVersionCode"]
 
-    /// The app's report, or nil for an empty body.
+    /// The app's report, or nil for an empty body. A version code of 0 counts as none (Yona's field was an `int`).
     package func appInfo() throws -> AppReport? {
+        let appVersionCode = appVersionCode.flatMap { $0.value == 0 ? nil : $0 }
         guard let operatingSystem else {
             // Yona: version fields without the operating system are not supported in this context.
             guard appVersion == nil, appVersionCode == nil else {
@@ -67,7 +68,8 @@ package struct RegisterDeviceRequest: StrictBody {
         let name = try requireText(name, property: "name")
         let operatingSystem = try requireText(operatingSystem, property: "operatingSystem")
         let appVersion = try requireText(appVersion, property: "appVersion")
-        guard let appVersionCode else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
+        // 0 counts as none, as Yona's `int` field did.
+        guard let appVersionCode, appVersionCode.value != 0 else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
         return NewDevice(
             name: try NewDevice.validName(name),
             operatingSystem: try OperatingSystem(reported: operatingSystem),

@@ -69,6 +69,8 @@ import Testing
             let rows: [(String?, String?, Int?, Int)] = [
                 ("IOS", "1.1", 5000, 204), (nil, nil, nil, 204), ("IOS", nil, nil, 400), (nil, "1.1", nil, 400),
                 (nil, nil, 5000, 400), (nil, "1.1", 5000, 400), ("IOS", "1.1", nil, 400), ("IOS", nil, 5000, 400),
+                // Yona's code was an `int`: 0 is no code, so missing beside an operating system and nothing without one
+                ("IOS", "1.1", 0, 400), (nil, nil, 0, 204),
             ]
             for (operatingSystem, appVersion, appVersionCode, status) in rows {
                 var body: [String: Any] = [:]
