@@ -56,3 +56,17 @@ public enum SealedBox {
         return out
     }
 }
+
+extension BoxKeyPair {
+    /// A symmetric key derived from the secret key for `context` (BLAKE2b keyed with the secret): whoever can open
+    /// the pair's sealed boxes can derive it, and nobody else.
+    public func derivedKey(context: [UInt8]) -> SymmetricKey {
+        Sodium.ensureInitialized()
+        var bytes = [UInt8](repeating: 0, count: SymmetricKey.byteCount)
+        defer { SecretMemory.wipe(&bytes) }
+        secretKey.withUnsafeBytes { secret in
+            precondition(crypto_generichash(&bytes, bytes.count, context, UInt64(context.count), secret, SymmetricKey.byteCount) == 0)
+        }
+        return try! SymmetricKey(bytes: bytes)
+    }
+}

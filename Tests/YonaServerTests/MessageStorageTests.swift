@@ -4,6 +4,8 @@ import SQLKit
 import Testing
 
 @testable import YonaAPI
+@testable import YonaCrypto
+@testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore
 
@@ -56,6 +58,68 @@ import Testing
             let deleted = try await server.request(.DELETE, first.link, headers: user.passwordHeader)
             #expect(deleted.status == 200 || deleted.status == 204, "\(deleted.text)")
             #expect(try await Self.inbox(server, user).count == 3)
+        }
+    }
+
+    /// docs/performance.md "Messages opened once": the first listing stores each message again under the inbox's
+    /// symmetric envelope; it opens only for its own message and inbox, and a sealed box is still read.
+    @Test func anEnvelopeOpensOnlyForItsOwnMessageAndInbox() throws {
+        let inbox = BoxKeyPair.generate()
+        let key = MessageWriter.envelopeKey(of: inbox)
+        func message(_ id: Int64) throws -> Message {
+            let payload = MessagePayload(kind: .goalConflict, messageID: id, subjectUserAnonymizedID: UUID())
+            let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: inbox.publicKey)
+            return Message(id: id, userAnonymizedID: UUID(), sealedPayload: Data(sealed), creationTime: Date())
+        }
+        let first = try message(41)
+        let (payload, envelope) = try MessageWriter.open(first, with: inbox, envelopeKey: key)
+        let stored = try #require(envelope)
+        #expect(payload.messageID == 41 && stored.starts(with: Array("YE1".utf8)))
+        // the envelope opens without the sealed box and makes no new one
+        let rewrapped = Message(id: 41, userAnonymizedID: UUID(), sealedPayload: stored, creationTime: Date())
+        let reopened = try MessageWriter.open(rewrapped, with: inbox, envelopeKey: key)
+        #expect(reopened.payload == payload && reopened.envelope == nil)
+        // under another message's id, or with another inbox's key, it opens as nothing
+        let moved = Message(id: 42, userAnonymizedID: UUID(), sealedPayload: stored, creationTime: Date())
+        #expect(throws: (any Error).self) { try MessageWriter.open(moved, with: inbox, envelopeKey: key) }
+        let other = BoxKeyPair.generate()
+        #expect(throws: (any Error).self) { try MessageWriter.open(rewrapped, with: other, envelopeKey: MessageWriter.envelopeKey(of: other)) }
+        #expect(MessageWriter.envelopeKey(of: inbox).data == key.data, "derived, not random")
+        #expect(key.data != inbox.secretKey.data)
+    }
+
+    @Test(arguments: TestDatabase.available)
+    func theFirstListingStoresEnvelopesAndEverythingStillReads(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: three conflicts, stored as sealed boxes
+            let user = try await server.createUser(
+                nickname: "Robin",
+                extra: ["deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1])
+            let (ua, index) = try await server.vpnLogin(user)
+            for hour in [5, 4, 3] {
+                let posted = try await server.postNetworkActivity(
+                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(hour)",
+                    at: Date().addingTimeInterval(-Double(hour) * 3600))
+                try #require(posted.status == 204, "\(posted.text)")
+            }
+            func stored() async throws -> [Data] {
+                try await server.app.db.sql.raw("SELECT sealed_payload FROM messages ORDER BY id").all()
+                    .map { try $0.decode(column: "sealed_payload", as: Data.self) }
+            }
+            #expect(try await stored().allSatisfy { !$0.starts(with: Array("YE1".utf8)) })
+
+            // act
+            let first = try await Self.inbox(server, user)
+
+            // check: stored again as envelopes, read the same, and every path still opens them
+            #expect(try await stored().allSatisfy { $0.starts(with: Array("YE1".utf8)) })
+            #expect(try await Self.inbox(server, user) == first)
+            let link = try #require(first.first?.link)
+            let single = try await server.request(.GET, link, headers: user.passwordHeader)
+            #expect(single.status == 200 && single.json["url"] as? String == first.first?.url, "\(single.text)")
+            let read = try await server.request(.POST, "\(link)/markRead", headers: user.passwordHeader, json: ["properties": [String: Any]()])
+            #expect(read.status == 200, "\(read.text)")
+            #expect(try await server.messages(user).first?["isRead"] as? Bool == true)
         }
     }
 

@@ -25,6 +25,7 @@ package struct MessageService: Sendable {
     /// Newest first. Buddy requests withdrawn before they were answered vanish here (see `isWithdrawn`).
     package func page(of user: UnlockedUser, number: Int, size: Int, onlyUnread: Bool) async throws -> Page {
         let inbox = try user.anonymousInbox()
+        let envelopeKey = MessageWriter.envelopeKey(of: inbox)
         while true {
             // Raw SQL, two round trips: the page is the app's inbox screen. A sender's own copy of a comment is listed
             // with its thread only, as Yona's; a copy of an expired announcement is not listed (it is purged soon).
@@ -44,8 +45,14 @@ package struct MessageService: Sendable {
                 ORDER BY creation_time DESC, id DESC LIMIT \(literal: size) OFFSET \(literal: number * size)
                 """
             ).all().map(Message.init(row:))
-            let opened = try await ActivityCommentService.namingVersionsInForce(
-                try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }, on: db)
+            var envelopes: [(message: Message, envelope: Data)] = []
+            let listed = try rows.map { row in
+                let (payload, envelope) = try MessageWriter.open(row, with: inbox, envelopeKey: envelopeKey)
+                if let envelope { envelopes.append((row, envelope)) }
+                return OpenedMessage(record: row, payload: payload)
+            }
+            await MessageWriter.storeEnvelopes(envelopes, on: db)
+            let opened = try await ActivityCommentService.namingVersionsInForce(listed, on: db)
             var withdrawn: [Int64] = []
             for message in opened where try await isWithdrawn(message.payload) { withdrawn.append(message.id) }
             guard !withdrawn.isEmpty else { return Page(messages: opened, totalElements: total, number: number, size: size) }

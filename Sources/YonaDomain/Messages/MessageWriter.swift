@@ -184,10 +184,58 @@ package enum MessageWriter {
 
     /// Opens a message with the owner's inbox key; a payload that names another id is refused.
     package static func open(_ message: Message, with inbox: BoxKeyPair) throws -> MessagePayload {
-        let plaintext = try SealedBox.open(Array(message.sealedPayload), keyPair: inbox)
+        try open(message, with: inbox, envelopeKey: envelopeKey(of: inbox)).payload
+    }
+
+    /// A message is written as a sealed box to its inbox's public key (the writer holds no secret). Opening one
+    /// costs an X25519 agreement, most of an inbox page's CPU; so the first listing that opens it stores it again
+    /// under a symmetric key derived from the same inbox secret (XChaCha20-Poly1305 with the message id as
+    /// associated data, after `envelopeMarker`), which later reads open for a fraction of that. Whoever could open the
+    /// sealed box can open the envelope, nobody else (docs/performance.md, "Messages opened once").
+    static let envelopeMarker: [UInt8] = Array("YE1".utf8)
+    static let envelopeContext: [UInt8] = Array("yona/inbox/message-envelope/v1".utf8)
+
+    package static func envelopeKey(of inbox: BoxKeyPair) -> SymmetricKey { inbox.derivedKey(context: envelopeContext) }
+
+    /// Opens a message either way; for a sealed box also returns its envelope, for the caller to store. A sealed box
+    /// starts with a random public key: one that happens to start with the marker fails the envelope's tag and is
+    /// opened as what it is.
+    package static func open(_ message: Message, with inbox: BoxKeyPair, envelopeKey: SymmetricKey) throws -> (
+        payload: MessagePayload, envelope: Data?
+    ) {
+        let stored = Array(message.sealedPayload)
+        let associatedData = messageIDBytes(message.id ?? 0)
+        if stored.starts(with: envelopeMarker),
+            let plaintext = try? AEAD.open(Array(stored.dropFirst(envelopeMarker.count)), key: envelopeKey, associatedData: associatedData)
+        {
+            return (try payload(plaintext, of: message), nil)
+        }
+        let plaintext = try SealedBox.open(stored, keyPair: inbox)
+        return (try payload(plaintext, of: message), Data(envelopeMarker + AEAD.seal(plaintext, key: envelopeKey, associatedData: associatedData)))
+    }
+
+    private static func payload(_ plaintext: [UInt8], of message: Message) throws -> MessagePayload {
         let payload = try JSONDecoder().decode(MessagePayload.self, from: Data(plaintext))
         guard payload.messageID == message.id else { throw YonaError(.decryptingData) }
         return payload
+    }
+
+    private static func messageIDBytes(_ id: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: id >> (56 - 8 * $0)) } }
+
+    /// Stores envelopes made while listing, each only over the sealed box it replaces (a message changed or deleted
+    /// meanwhile keeps what it has). An optimisation: a failure leaves the sealed boxes for the next listing.
+    package static func storeEnvelopes(_ envelopes: [(message: Message, envelope: Data)], on db: any Database) async {
+        guard !envelopes.isEmpty else { return }
+        try? await db.transaction { tx in
+            for (message, envelope) in envelopes {
+                try await tx.sql.raw(
+                    """
+                    UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: envelope)
+                    WHERE id = \(bind: message.id ?? 0) AND sealed_payload = \(bind: message.sealedPayload)
+                    """
+                ).run()
+            }
+        }
     }
 }
 
