@@ -123,6 +123,46 @@ import Testing
         }
     }
 
+    /// An action compares the bytes it read before it changes a message; a first listing that stored the message as
+    /// an envelope in between changed the bytes, not what the message says, and the action still goes ahead.
+    @Test(arguments: TestDatabase.available)
+    func anActionGoesAheadOverAnEnvelopeStoredSinceItsRead(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: Richard asks Bob; Bob's request is read (as a sealed box), then a listing stores its envelope
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let bob = try await server.createUser(firstName: "Bob", nickname: "BD")
+            let invited = try await server.request(
+                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
+                json: [
+                    "_embedded": [
+                        "yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@example.com"]
+                    ],
+                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
+                ])
+            try #require(invited.status == 201, "\(invited.text)")
+            let database = server.app.db
+            let users = UserService(db: database, sms: server.app.sms(on: database), recovery: server.app.yona.recovery, testServer: true)
+            let bobUser = try await users.unlock(userID: try #require(UUID(uuidString: bob.id)), passwordHeader: bob.password)
+            let row = try #require(
+                try await Message.query(on: database).filter(\.$userAnonymized.$id == bobUser.privateData.userAnonymizedID).first())
+            let stale = try await MessageService(db: database).message(try #require(row.id), of: bobUser)
+            #expect(!stale.record.sealedPayload.starts(with: Array("YE1".utf8)))
+            _ = try await server.messages(bob)
+            let now = try #require(try await Message.find(row.id, on: database))
+            try #require(now.sealedPayload.starts(with: Array("YE1".utf8)), "the listing stored the envelope")
+
+            // act: the action with what it read before the listing
+            _ = try await BuddyService(db: database, users: users).respond(bobUser, to: stale, accept: true, text: nil)
+
+            // check: accepted; a second answer to the same request is refused as a repeat
+            let request = try #require(try await server.messages(bob).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
+            #expect(request["status"] as? String == "ACCEPTED", "\(request)")
+            await #expect(throws: YonaError.self) {
+                _ = try await BuddyService(db: database, users: users).respond(bobUser, to: stale, accept: false, text: nil)
+            }
+        }
+    }
+
     /// The inbox as the app sees it: each message's self link and the URL it was about.
     static func inbox(_ server: TestServer, _ user: TestUser) async throws -> [Entry] {
         try await server.messages(user).map { message in

@@ -69,6 +69,22 @@ import Testing
         #expect(long.totalMinutes == 59 && long.accomplished)
     }
 
+    /// The hour the clock goes back (Europe/Amsterdam, 2016-10-30 03:00 CEST becomes 02:00 CET): a segment from
+    /// 02:50 CEST to 02:10 CET ends in a quarter before the one it starts in. Yona's spread loop adds nothing then;
+    /// the total still counts its 20 minutes.
+    @Test func aSegmentAcrossTheClockGoingBackAddsNoQuarterTwice() {
+        let utc = { (hour: Int, minute: Int) in
+            Date(timeIntervalSince1970: 1_477_785_600 + Double(hour * 3600 + minute * 60)) // 2016-10-30T00:00Z
+        }
+        let dayStart = UserCalendar.parseDay("2016-10-30")!
+        #expect(dayStart == utc(-2, 0), "the user's day starts at 00:00 CEST")
+        let figures = DayFigures.compute(
+            spec: .budget(maxDurationMinutes: 60), activities: [ActivitySpan(start: utc(0, 50), end: utc(1, 10))],
+            dayStart: dayStart, dayEnd: UserCalendar.adding(days: 1, to: dayStart))
+        #expect(figures.totalMinutes == 20)
+        #expect(figures.spread.allSatisfy { $0 <= 15 } && figures.spread.reduce(0, +) == 0, "\(figures.spread)")
+    }
+
     @Test func anActivityAcrossMidnightCountsOnBothDays() {
         let noGo = GoalSpec.budget(maxDurationMinutes: 0)
         let span = ActivitySpan(start: Self.time("2016-03-14", 23, 49), end: Self.time("2016-03-15", 0, 5))

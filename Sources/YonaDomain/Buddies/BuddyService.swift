@@ -110,7 +110,7 @@ package struct BuddyService: Sendable {
         var answered = request
         answered.status = (accept ? Status.accepted : Status.rejected).rawValue
         let responded = try await db.transaction { [answered] tx in
-            try await MessageWriter.transition(message, recipient: me, on: tx, answered)
+            try await MessageWriter.transition(message, recipient: me, inbox: try user.anonymousInbox(), on: tx, answered)
             var updated = user
             if accept {
                 // Accepted, the request relates accepted buddies: it goes with the requester's other messages when the
@@ -349,7 +349,8 @@ package struct BuddyService: Sendable {
         payload.status = "DISCLOSURE_REQUESTED"
         let requested = payload
         try await db.transaction { tx in
-            try await MessageWriter.transition(copy, recipient: user.privateData.userAnonymizedID, on: tx, requested)
+            try await MessageWriter.transition(
+                copy, recipient: user.privateData.userAnonymizedID, inbox: try user.anonymousInbox(), on: tx, requested)
             try await MessageWriter.deliver(to: requested.subjectUserAnonymizedID, on: tx, now: Date()) { id in
                 MessagePayload(
                     kind: .disclosureRequest, messageID: id, subjectUserAnonymizedID: user.privateData.userAnonymizedID,
@@ -377,7 +378,8 @@ package struct BuddyService: Sendable {
         payload.status = status
         let answered = payload
         try await db.transaction { tx in
-            try await MessageWriter.transition(request, recipient: user.privateData.userAnonymizedID, on: tx, answered)
+            try await MessageWriter.transition(
+                request, recipient: user.privateData.userAnonymizedID, inbox: try user.anonymousInbox(), on: tx, answered)
             var copy = original
             copy.url = accept ? original.url : nil
             copy.status = status

@@ -158,19 +158,32 @@ package enum MessageWriter {
     }
 
     /// Moves a message to the state an action gives it, only if it still holds the sealed bytes the action
-    /// read (sealed boxes are randomized, so equal bytes mean an unchanged message). Of two taps on the same
-    /// action at once one wins; the other gets `error.message.action.not.supported`, as a later repeat does.
+    /// read (sealed boxes and envelopes are randomized, so equal bytes mean an unchanged message). Of two taps on the
+    /// same action at once one wins; the other gets `error.message.action.not.supported`, as a later repeat does.
+    /// A listing that stored the message as an envelope meanwhile (`storeEnvelopes`) changed its bytes, not what it
+    /// says: then the action goes ahead over the new bytes. `inbox` is the recipient's, who acts.
     /// Call it first in the action's transaction.
-    package static func transition(_ message: OpenedMessage, recipient: UUID, on db: any Database, _ payload: MessagePayload) async throws {
+    package static func transition(
+        _ message: OpenedMessage, recipient: UUID, inbox: BoxKeyPair, on db: any Database, _ payload: MessagePayload
+    ) async throws {
         guard let sealed = try await seal(payload, id: message.id, to: recipient, on: db) else { throw YonaError(.messageNotFound) }
-        let changed = try await db.sql.raw(
-            """
-            UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: sealed)
-            WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: recipient) AND sealed_payload = \(bind: message.record.sealedPayload)
-            RETURNING id
-            """
-        ).first()
-        guard changed != nil else { throw YonaError(.messageActionNotSupported) }
+        var expected = message.record.sealedPayload
+        for attempt in 0..<2 {
+            let changed = try await db.sql.raw(
+                """
+                UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: sealed)
+                WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: recipient) AND sealed_payload = \(bind: expected)
+                RETURNING id
+                """
+            ).first()
+            if changed != nil { return }
+            guard attempt == 0,
+                let current = try await Message.query(on: db).filter(\.$id == message.id).filter(\.$userAnonymized.$id == recipient).first(),
+                current.sealedPayload != expected, (try? open(current, with: inbox)) == message.payload
+            else { break }
+            expected = current.sealedPayload
+        }
+        throw YonaError(.messageActionNotSupported)
     }
 
     /// `payload` under message id `id`, sealed to the recipient's anonymous inbox; nil when the recipient is gone.
@@ -223,18 +236,25 @@ package enum MessageWriter {
     private static func messageIDBytes(_ id: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: id >> (56 - 8 * $0)) } }
 
     /// Stores envelopes made while listing, each only over the sealed box it replaces (a message changed or deleted
-    /// meanwhile keeps what it has). An optimisation: a failure leaves the sealed boxes for the next listing.
+    /// meanwhile keeps what it has). An optimisation: a failure leaves the sealed boxes for the next listing. On
+    /// SQLite one transaction (one writer, one commit); on PostgreSQL each row on its own, so a listing never holds
+    /// one row's lock while it waits for another's (no deadlock with a delete of several messages).
     package static func storeEnvelopes(_ envelopes: [(message: Message, envelope: Data)], on db: any Database) async {
         guard !envelopes.isEmpty else { return }
-        try? await db.transaction { tx in
-            for (message, envelope) in envelopes {
-                try await tx.sql.raw(
+        @Sendable func store(on db: any Database) async throws {
+            for (message, envelope) in envelopes.sorted(by: { ($0.message.id ?? 0) < ($1.message.id ?? 0) }) {
+                try await db.sql.raw(
                     """
                     UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: envelope)
                     WHERE id = \(bind: message.id ?? 0) AND sealed_payload = \(bind: message.sealedPayload)
                     """
                 ).run()
             }
+        }
+        if db.sql.dialect.name == "sqlite" {
+            try? await db.transaction { tx in try await store(on: tx) }
+        } else {
+            try? await store(on: db)
         }
     }
 }

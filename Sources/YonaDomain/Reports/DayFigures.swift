@@ -54,8 +54,10 @@ package struct DayFigures: Sendable, Equatable {
             let startMinute = UserCalendar.minuteOfDay(start)
             let endMinute = end >= dayEnd ? 24 * 60 : UserCalendar.minuteOfDay(end)
             let (first, last) = (startMinute / 15, endMinute / 15)
+            // Within one quarter: its whole minutes. An end quarter before the start quarter (the hour the clock goes
+            // back) adds nothing to the spread, as Yona's loop from the one to the other.
             guard first < last else {
-                if first < quarters { spread[first] += minutes }
+                if first == last, first < quarters { spread[first] += minutes }
                 continue
             }
             spread[first] += 15 - startMinute % 15

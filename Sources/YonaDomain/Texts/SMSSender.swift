@@ -38,6 +38,8 @@ package final class QueuedTextIDs: @unchecked Sendable {
 
 /// The texts themselves, in the language of the request that causes them (as Yona's, which chose its SMS template
 /// by the request's locale: the apps send `Accept-Language`); only the inviter's names are user-typed (issue 13).
+/// The message notice (`MessageNotices.text`) stays English: it goes to a buddy, and the sender's language would
+/// be something about the sender in a text meant to say nothing.
 package enum SMSTexts {
     package static func confirmationCode(_ code: String, in locale: YonaLocale) -> String {
         locale == .nlNL ? "Je Yona-bevestigingscode: \(code)" : "Your Yona confirmation code: \(code)"
@@ -60,9 +62,6 @@ package enum SMSTexts {
         locale == .nlNL ? "Je Yona-code om je pincode opnieuw in te stellen: \(code)" : "Your Yona pin reset code: \(code)"
     }
 
-    package static func messageNotice(in locale: YonaLocale) -> String {
-        locale == .nlNL ? "Je hebt een nieuw bericht op Yona. Open de app om het te lezen." : MessageNotices.text
-    }
 }
 
 /// Queues each text in the outbox and tries it at once (`TextOutbox.sendNow`): the text goes out with the request
@@ -104,7 +103,7 @@ package struct QueuedSMSSender: SMSSender {
     }
 
     package func sendMessageNotice(to number: MobileNumber) async throws {
-        try await send(.sms(to: number.value, text: SMSTexts.messageNotice(in: locale), kind: "message notice"))
+        try await send(.sms(to: number.value, text: MessageNotices.text, kind: "message notice"))
     }
 
     package func sendPinResetCode(_ code: String, to number: MobileNumber, notBefore: Date) async throws {
