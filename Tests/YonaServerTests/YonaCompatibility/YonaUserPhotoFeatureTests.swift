@@ -19,7 +19,7 @@ import Testing
     }
 
     /// Yona's `createMultipartEntity`: one `file` part.
-    static func multipart(_ bytes: Data, type: String, filename: String) -> Data {
+    static func multipart(_ bytes: Data, type: String, filename: String, boundary: String = boundary) -> Data {
         var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(filename)\"\r\n".utf8)
         body += Data("Content-Type: \(type)\r\n\r\n".utf8) + bytes + Data("\r\n--\(boundary)--\r\n".utf8)
         return body
@@ -31,6 +31,24 @@ import Testing
         try await server.request(
             .PUT, "\(user.path)/photo", headers: [("Yona-Password", password ?? user.password)],
             body: multipart(bytes, type: type, filename: "MyPhoto"), contentType: "multipart/form-data; boundary=\(boundary)")
+    }
+
+    /// Yona's iOS app (`Manager.makeFileUpload`/`multipartDataFromFile`) uploads with a boundary that itself begins
+    /// and ends with dashes, the part typed `image/*` and named `file.png`: the photo is taken as any other.
+    @Test(arguments: TestDatabase.available)
+    func theIOSAppsOwnUploadIsTaken(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
+            let appBoundary = "--gc0p4Jq0M2Yt08jU534c0p--"
+            let answer = try await server.request(
+                .PUT, "\(richard.path)/photo", headers: richard.passwordHeader,
+                body: Self.multipart(try Self.fixture("small.png"), type: "image/*", filename: "file.png", boundary: appBoundary),
+                contentType: "multipart/form-data; boundary=\(appBoundary)")
+            #expect(answer.status == 200, "\(answer.text)")
+            let link = try #require(value(answer.json, "_links", "yona:userPhoto", "href") as? String)
+            let photo = try await server.request(.GET, link)
+            #expect(photo.status == 200 && photo.headers.first(name: "Content-Type") == "image/png")
+        }
     }
 
     /// `uploadUserPhoto`: the new photo's link.
