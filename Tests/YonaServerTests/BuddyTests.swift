@@ -87,7 +87,12 @@ import Testing
             #expect(!buddyView.text.contains("firebaseInstanceId") && !buddyView.text.contains("vpnLoginID"))
             let stranger = try await server.createUser()
             let notABuddy = try await server.request(.GET, "\(bob.path)?requestingUserId=\(stranger.id)", headers: stranger.passwordHeader)
-            #expect(notABuddy.errorCode == "error.user.not.found.id")
+            // Yona's 404 error.buddy.not.found.for.user, never error.user.not.found.id: Yona's Android app reads that as
+            // its own account gone and wipes itself (a message about a buddy since removed leads here)
+            #expect(notABuddy.status == 404 && notABuddy.errorCode == "error.buddy.not.found.for.user", "\(notABuddy.text)")
+            let notABuddysGoals = try await server.request(
+                .GET, "\(bob.path)/goals/?requestingUserId=\(stranger.id)", headers: stranger.passwordHeader)
+            #expect(notABuddysGoals.status == 404 && notABuddysGoals.errorCode == "error.buddy.not.found.for.user", "\(notABuddysGoals.text)")
         }
     }
 

@@ -56,7 +56,7 @@ package enum GoalsController {
         guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID }),
             let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id]
         else {
-            throw YonaError(.userNotFound)
+            throw YonaError(.buddyNotFoundForUser)
         }
         return (requester, buddy, side)
     }

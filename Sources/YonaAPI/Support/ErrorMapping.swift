@@ -86,7 +86,8 @@ package struct ErrorMappingMiddleware: AsyncMiddleware {
 extension ErrorCode {
     package var status: HTTPResponseStatus {
         switch self {
-        case .deviceNotFound, .userPhotoNotFound, .activityCategoryNotFound, .messageNotFound, .buddyNotFound, .buddyListEmpty:
+        case .deviceNotFound, .userPhotoNotFound, .activityCategoryNotFound, .messageNotFound, .buddyNotFound, .buddyNotFoundForUser,
+            .buddyListEmpty:
             .notFound
         case .unauthorized: .unauthorized
         case .unknownPath: .notFound

@@ -46,7 +46,7 @@ package enum UsersController {
             // only once the buddy shares.
             let requester = try await req.users.unlock(userID: requestingUserID, passwordHeader: req.yonaPasswordHeader)
             guard let buddy = requester.privateData.buddies.first(where: { $0.userID == userID }) else {
-                throw YonaError(.userNotFound)
+                throw YonaError(.buddyNotFoundForUser)
             }
             let side = try await req.buddySides(of: requester, only: buddy.id)[buddy.id]
             return try .hal(req.rendering.buddyUser(buddy, side: side, requester: requester, topLevel: true))

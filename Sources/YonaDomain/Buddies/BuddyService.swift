@@ -102,8 +102,9 @@ package struct BuddyService: Sendable {
         }
         if try await MessageService(db: db).isWithdrawn(request) { throw YonaError(.messageNotFound) }
         if accept, try await User.find(sender.userID, on: db) == nil {
-            // The requester's account is gone (deleted or overwritten): nothing to connect to.
-            throw YonaError(.userNotFound)
+            // The requester's account is gone (deleted or overwritten): nothing to connect to, and the request goes
+            // as a withdrawn one does. (Not `error.user.not.found.id`: Yona's Android app reads it as its own account gone.)
+            throw YonaError(.messageNotFound)
         }
         let now = Date()
         let me = user.privateData.userAnonymizedID

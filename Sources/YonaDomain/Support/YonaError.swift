@@ -69,6 +69,9 @@ package enum ErrorCode: String, Sendable, CaseIterable {
     case buddyCannotInviteSelf = "error.buddy.cannot.invite.self"
     case buddyCannotInviteExisting = "error.buddy.cannot.invite.existing.buddy"
     case buddyNotFound = "error.buddy.not.found"
+    /// Another user asked for as a buddy who is none (any more). Never `error.user.not.found.id` there: Yona's Android
+    /// app takes that code as "your own account is gone" and wipes itself.
+    case buddyNotFoundForUser = "error.buddy.not.found.for.user"
     case userCreatedOnBuddyRequest = "error.user.created.on.buddy.request"
     case userNotCreatedOnBuddyRequest = "error.user.not.created.on.buddy.request"
     case appProvidedPasswordNotSupported = "error.user.app.provided.password.not.supported"

@@ -119,6 +119,7 @@ extension ErrorCode {
         case .buddyCannotInviteSelf: ("You cannot invite yourself as a buddy.", "Je kunt jezelf niet als buddy uitnodigen.")
         case .buddyCannotInviteExisting: ("This person is already your buddy.", "Deze persoon is al je buddy.")
         case .buddyNotFound: ("The buddy does not exist.", "De buddy bestaat niet.")
+        case .buddyNotFoundForUser: ("This user is not your buddy.", "Deze gebruiker is niet je buddy.")
         case .userCreatedOnBuddyRequest:
             (
                 "This account was made by a buddy's invitation; open the invitation link to take it over first.",
