@@ -129,7 +129,7 @@ extension Request {
 
     package var goals: GoalService { GoalService(db: db) }
 
-    package var messages: MessageService { MessageService(db: db) }
+    package var messages: MessageService { MessageService(db: db, metrics: application.yona.metrics) }
 
     package var announcements: AnnouncementService { AnnouncementService(db: db) }
 

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import Logging
 import SQLKit
 import YonaStore
 
@@ -13,6 +14,8 @@ package struct OpenedMessage: Sendable {
 /// Reading and acting on one's own inbox.
 package struct MessageService: Sendable {
     package let db: any Database
+    /// Counts listings whose envelopes could not be stored (`storeEnvelopes`).
+    package var metrics: YonaMetrics? = nil
 
     package struct Page: Sendable {
         package let messages: [OpenedMessage]
@@ -51,7 +54,13 @@ package struct MessageService: Sendable {
                 if let envelope { envelopes.append((row, envelope)) }
                 return OpenedMessage(record: row, payload: payload)
             }
-            await MessageWriter.storeEnvelopes(envelopes, on: db)
+            do {
+                try await MessageWriter.storeEnvelopes(envelopes, on: db)
+            } catch {
+                // Nothing is lost: the messages stay sealed boxes and the next listing tries again.
+                Self.logger.warning("inbox: envelopes not stored", metadata: ["error": .string(String(reflecting: type(of: error)))])
+                metrics?.messageEnvelopesNotStored()
+            }
             let opened = try await ActivityCommentService.namingVersionsInForce(listed, on: db)
             var withdrawn: [Int64] = []
             for message in opened where try await isWithdrawn(message.payload) { withdrawn.append(message.id) }
@@ -112,7 +121,10 @@ package struct MessageService: Sendable {
         try await db.transaction { tx in try await MessageWriter.deleteWithCopies([id], on: tx) }
     }
 
-    package init(db: any Database) {
+    package init(db: any Database, metrics: YonaMetrics? = nil) {
         self.db = db
+        self.metrics = metrics
     }
+
+    private static let logger = Logger(label: "yona.messages")
 }

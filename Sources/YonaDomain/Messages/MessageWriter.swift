@@ -167,23 +167,20 @@ package enum MessageWriter {
         _ message: OpenedMessage, recipient: UUID, inbox: BoxKeyPair, on db: any Database, _ payload: MessagePayload
     ) async throws {
         guard let sealed = try await seal(payload, id: message.id, to: recipient, on: db) else { throw YonaError(.messageNotFound) }
-        var expected = message.record.sealedPayload
-        for attempt in 0..<2 {
-            let changed = try await db.sql.raw(
+        func replace(_ expected: Data) async throws -> Bool {
+            try await db.sql.raw(
                 """
                 UPDATE \(unsafeRaw: Message.schema) SET sealed_payload = \(bind: sealed)
                 WHERE id = \(bind: message.id) AND user_anonymized_id = \(bind: recipient) AND sealed_payload = \(bind: expected)
                 RETURNING id
                 """
-            ).first()
-            if changed != nil { return }
-            guard attempt == 0,
-                let current = try await Message.query(on: db).filter(\.$id == message.id).filter(\.$userAnonymized.$id == recipient).first(),
-                current.sealedPayload != expected, (try? open(current, with: inbox)) == message.payload
-            else { break }
-            expected = current.sealedPayload
+            ).first() != nil
         }
-        throw YonaError(.messageActionNotSupported)
+        if try await replace(message.record.sealedPayload) { return }
+        guard let current = try await Message.query(on: db).filter(\.$id == message.id).filter(\.$userAnonymized.$id == recipient).first(),
+            current.sealedPayload != message.record.sealedPayload, (try? open(current, with: inbox)) == message.payload,
+            try await replace(current.sealedPayload)
+        else { throw YonaError(.messageActionNotSupported) }
     }
 
     /// `payload` under message id `id`, sealed to the recipient's anonymous inbox; nil when the recipient is gone.
@@ -236,10 +233,10 @@ package enum MessageWriter {
     private static func messageIDBytes(_ id: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: id >> (56 - 8 * $0)) } }
 
     /// Stores envelopes made while listing, each only over the sealed box it replaces (a message changed or deleted
-    /// meanwhile keeps what it has). An optimisation: a failure leaves the sealed boxes for the next listing. On
+    /// meanwhile keeps what it has). An optimisation: on failure the sealed boxes stay for the next listing. On
     /// SQLite one transaction (one writer, one commit); on PostgreSQL each row on its own, so a listing never holds
     /// one row's lock while it waits for another's (no deadlock with a delete of several messages).
-    package static func storeEnvelopes(_ envelopes: [(message: Message, envelope: Data)], on db: any Database) async {
+    package static func storeEnvelopes(_ envelopes: [(message: Message, envelope: Data)], on db: any Database) async throws {
         guard !envelopes.isEmpty else { return }
         @Sendable func store(on db: any Database) async throws {
             for (message, envelope) in envelopes.sorted(by: { ($0.message.id ?? 0) < ($1.message.id ?? 0) }) {
@@ -252,9 +249,9 @@ package enum MessageWriter {
             }
         }
         if db.sql.dialect.name == "sqlite" {
-            try? await db.transaction { tx in try await store(on: tx) }
+            try await db.transaction { tx in try await store(on: tx) }
         } else {
-            try? await store(on: db)
+            try await store(on: db)
         }
     }
 }

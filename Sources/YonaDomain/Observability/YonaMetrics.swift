@@ -61,6 +61,13 @@ package final class YonaMetrics: Sendable {
             .increment(by: Int64(reports))
     }
 
+    package func messageEnvelopesNotStored() {
+        registry.makeCounter(
+            descriptor: name("message_envelopes_not_stored", "total", "Inbox listings whose message envelopes could not be stored")
+        )
+        .increment()
+    }
+
     package func text(channel: String, outcome: String) {
         registry.makeCounter(
             descriptor: name("texts", "total", "Texts and e-mails by channel and outcome (sent, retry, rejected, failed)"),

@@ -130,8 +130,9 @@ package struct ActivityCommentService: Sendable {
         let rows = try await Message.query(on: db)
             .filter(\.$userAnonymized.$id == viewer.privateData.userAnonymizedID)
             .filter(\.$goalID == goalID).filter(\.$activityInterval == interval).all()
+        let key = MessageWriter.envelopeKey(of: inbox)
         let opened = try await Self.namingVersionsInForce(
-            try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox)) }, on: db)
+            try rows.map { OpenedMessage(record: $0, payload: try MessageWriter.open($0, with: inbox, envelopeKey: key).payload) }, on: db)
         let created = Dictionary(uniqueKeysWithValues: opened.map { ($0.id, $0.record.creationTime) })
         func order(_ message: OpenedMessage) -> (Date, Date, Int64) {
             let head = message.payload.threadHeadMessageID ?? message.id
