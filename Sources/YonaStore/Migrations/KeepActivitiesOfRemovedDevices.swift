@@ -21,22 +21,7 @@ package struct KeepActivitiesOfRemovedDevices: AsyncMigration {
     private func change(on database: any Database, from old: String, to new: String, postgresRule: String, required: Bool) async throws {
         let sql = database.sql
         if sql.dialect.name == "sqlite" {
-            try await database.transaction { tx in
-                let sql = tx.sql
-                guard let table = try await sql.raw("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'activities'").first(),
-                    let definition = try table.decode(column: "sql", as: String?.self), definition.contains(old)
-                else { throw MigrationShapeError(table: "activities") }
-                let indexes = try await sql.raw(
-                    "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'activities' AND sql IS NOT NULL"
-                ).all().map { try $0.decode(column: "sql", as: String.self) }
-                let rebuilt = definition.replacingOccurrences(of: old, with: new)
-                    .replacingOccurrences(of: #"CREATE TABLE "activities""#, with: #"CREATE TABLE "activities_rebuilt""#)
-                try await sql.raw(SQLQueryString(rebuilt)).run()
-                try await sql.raw("INSERT INTO activities_rebuilt SELECT * FROM activities").run()
-                try await sql.raw("DROP TABLE activities").run()
-                try await sql.raw("ALTER TABLE activities_rebuilt RENAME TO activities").run()
-                for index in indexes { try await sql.raw(SQLQueryString(index)).run() }
-            }
+            try await database.transaction { tx in try await SQLiteTableRebuild.rebuild("activities", replacing: old, with: new, on: tx.sql) }
         } else {
             let constraints = try await sql.raw(
                 """

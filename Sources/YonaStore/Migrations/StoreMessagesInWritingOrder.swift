@@ -23,14 +23,20 @@ package struct StoreMessagesInWritingOrder: AsyncMigration {
 
     package func prepare(on database: any Database) async throws {
         try await database.transaction { tx in
-            if tx.sql.dialect.name == "sqlite" { try await Self.rebuild(on: tx.sql, replacing: Self.rowidKey, with: Self.columnKey) }
+            if tx.sql.dialect.name == "sqlite" {
+                // In writing order as far as it is known: the rowids the new table assigns follow the creation time.
+                try await SQLiteTableRebuild.rebuild(
+                    "messages", replacing: Self.rowidKey, with: Self.columnKey, orderedBy: "creation_time", on: tx.sql)
+            }
             try await Self.indexRelations(on: tx.sql, partial: true)
         }
     }
 
     package func revert(on database: any Database) async throws {
         try await database.transaction { tx in
-            if tx.sql.dialect.name == "sqlite" { try await Self.rebuild(on: tx.sql, replacing: Self.columnKey, with: Self.rowidKey) }
+            if tx.sql.dialect.name == "sqlite" {
+                try await SQLiteTableRebuild.rebuild("messages", replacing: Self.columnKey, with: Self.rowidKey, on: tx.sql)
+            }
             try await Self.indexRelations(on: tx.sql, partial: false)
         }
     }
@@ -41,24 +47,5 @@ package struct StoreMessagesInWritingOrder: AsyncMigration {
             let condition = partial ? " WHERE \(column) IS NOT NULL" : ""
             try await sql.raw("CREATE INDEX \(ident: index) ON messages (\(ident: column))\(unsafeRaw: condition)").run()
         }
-    }
-
-    /// SQLite cannot change a primary key in place: the table is rebuilt from its own definition with only the key's
-    /// declaration changed, and its indexes are made again.
-    private static func rebuild(on sql: any SQLDatabase, replacing old: String, with new: String) async throws {
-        guard let table = try await sql.raw("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").first(),
-            let definition = try table.decode(column: "sql", as: String?.self), definition.contains(old)
-        else { throw MigrationShapeError(table: "messages") }
-        let indexes = try await sql.raw(
-            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL"
-        ).all().map { try $0.decode(column: "sql", as: String.self) }
-        let rebuilt = definition.replacingOccurrences(of: old, with: new)
-            .replacingOccurrences(of: #"CREATE TABLE "messages""#, with: #"CREATE TABLE "messages_rebuilt""#)
-        try await sql.raw(SQLQueryString(rebuilt)).run()
-        // In writing order as far as it is known: the rowid the new table assigns follows the creation time.
-        try await sql.raw("INSERT INTO messages_rebuilt SELECT * FROM messages ORDER BY creation_time").run()
-        try await sql.raw("DROP TABLE messages").run()
-        try await sql.raw("ALTER TABLE messages_rebuilt RENAME TO messages").run()
-        for index in indexes { try await sql.raw(SQLQueryString(index)).run() }
     }
 }
