@@ -20,7 +20,7 @@ package struct OpenAppRequest: StrictBody {
 
     /// The app's report, or nil for an empty body. A version code of 0 counts as none (Yona's field was an `int`).
     package func appInfo() throws -> AppReport? {
-        let appVersionCode = appVersionCode.flatMap { $0.value == 0 ? nil : $0 }
+        let appVersionCode = appVersionCode.unlessZero
         guard let operatingSystem else {
             // Yona: version fields without the operating system are not supported in this context.
             guard appVersion == nil, appVersionCode == nil else {
@@ -69,7 +69,7 @@ package struct RegisterDeviceRequest: StrictBody {
         let operatingSystem = try requireText(operatingSystem, property: "operatingSystem")
         let appVersion = try requireText(appVersion, property: "appVersion")
         // 0 counts as none, as Yona's `int` field did.
-        guard let appVersionCode, appVersionCode.value != 0 else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
+        guard let appVersionCode = appVersionCode.unlessZero else { throw YonaError(.missingProperty, quoting: "appVersionCode") }
         return NewDevice(
             name: try NewDevice.validName(name),
             operatingSystem: try OperatingSystem(reported: operatingSystem),
@@ -97,4 +97,9 @@ package struct NewDeviceRequestDTO: Encodable {
         try c.encode(yonaPassword, forKey: .yonaPassword)
         try c.encode(_links, forKey: ._links)
     }
+}
+
+extension LenientInt? {
+    /// Yona's app-version code was an `int`: 0 was no code.
+    fileprivate var unlessZero: LenientInt? { flatMap { $0.value == 0 ? nil : $0 } }
 }

@@ -175,25 +175,18 @@ package struct BuddyUserDTO: Encodable, Sendable {
     package let lastName: String
     package let nickname: String
     package let mobileNumber: String
+    /// Always there and always null, as Yona's for a buddy's user ("not available for buddies": the buddy's account
+    /// age is not the requester's to know).
+    package let creationTime = AlwaysNull()
     package let appLastOpenedDate: String?
     package let _embedded: Embedded?
     package let _links: HALLinks
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case firstName, lastName, nickname, mobileNumber, creationTime, appLastOpenedDate, _embedded, _links
-    }
-
-    /// `creationTime` is always there and always null, as Yona's for a buddy's user ("not available for buddies":
-    /// the buddy's account age is not the requester's to know).
+/// A property Yona's apps expect as an explicit `null`.
+package struct AlwaysNull: Encodable, Sendable {
     package func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(firstName, forKey: .firstName)
-        try c.encode(lastName, forKey: .lastName)
-        try c.encode(nickname, forKey: .nickname)
-        try c.encode(mobileNumber, forKey: .mobileNumber)
-        try c.encodeNil(forKey: .creationTime)
-        try c.encodeIfPresent(appLastOpenedDate, forKey: .appLastOpenedDate)
-        try c.encodeIfPresent(_embedded, forKey: ._embedded)
-        try c.encode(_links, forKey: ._links)
+        var c = encoder.singleValueContainer()
+        try c.encodeNil()
     }
 }
