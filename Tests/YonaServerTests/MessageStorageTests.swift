@@ -17,19 +17,11 @@ import Testing
     func messagesStayReadableThroughTheMigrationAndNewOnesAreAppended(db: TestDatabase) async throws {
         try await withServer(db) { server in
             // setup: three goal conflicts an hour apart, stored under the previous shape of the table
-            let user = try await server.createUser(
-                nickname: "Robin",
-                extra: ["deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1])
-            let (ua, index) = try await server.vpnLogin(user)
+            let (user, ua, index) = try await Self.robinWithAPhone(server)
             let migration = StoreMessagesInWritingOrder()
             try await migration.revert(on: server.app.db)
             #expect(try await Self.partialIndexes(server).isEmpty)
-            for hour in [5, 4, 3] {
-                let posted = try await server.postNetworkActivity(
-                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(hour)",
-                    at: Date().addingTimeInterval(-Double(hour) * 3600))
-                try #require(posted.status == 204, "\(posted.text)")
-            }
+            try await Self.conflicts(server, ua, index, hoursAgo: [5, 4, 3])
             let before = try await Self.inbox(server, user)
             try #require(before.count == 3)
 
@@ -39,9 +31,7 @@ import Testing
             // check: the same messages at the same links, in the same order
             #expect(try await Self.inbox(server, user) == before)
             #expect(try await Self.partialIndexes(server) == ["messages_announcement", "messages_goal", "messages_origin", "messages_replied"])
-            let posted = try await server.postNetworkActivity(
-                ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/2", at: Date().addingTimeInterval(-7200))
-            #expect(posted.status == 204, "\(posted.text)")
+            try await Self.conflicts(server, ua, index, hoursAgo: [2])
             let after = try await Self.inbox(server, user)
             #expect(after.count == 4)
             #expect(Array(after.dropFirst()) == before)
@@ -92,16 +82,8 @@ import Testing
     func theFirstListingStoresEnvelopesAndEverythingStillReads(db: TestDatabase) async throws {
         try await withServer(db) { server in
             // setup: three conflicts, stored as sealed boxes
-            let user = try await server.createUser(
-                nickname: "Robin",
-                extra: ["deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1])
-            let (ua, index) = try await server.vpnLogin(user)
-            for hour in [5, 4, 3] {
-                let posted = try await server.postNetworkActivity(
-                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(hour)",
-                    at: Date().addingTimeInterval(-Double(hour) * 3600))
-                try #require(posted.status == 204, "\(posted.text)")
-            }
+            let (user, ua, index) = try await Self.robinWithAPhone(server)
+            try await Self.conflicts(server, ua, index, hoursAgo: [5, 4, 3])
             func stored() async throws -> [Data] {
                 try await server.app.db.sql.raw("SELECT sealed_payload FROM messages ORDER BY id").all()
                     .map { try $0.decode(column: "sealed_payload", as: Data.self) }
@@ -131,15 +113,7 @@ import Testing
             // setup: Richard asks Bob; Bob's request is read (as a sealed box), then a listing stores its envelope
             let richard = try await server.createUser(firstName: "Richard", nickname: "RQ")
             let bob = try await server.createUser(firstName: "Bob", nickname: "BD")
-            let invited = try await server.request(
-                .POST, "\(richard.path)/buddies/", headers: richard.passwordHeader,
-                json: [
-                    "_embedded": [
-                        "yona:user": ["firstName": "Bob", "lastName": "Dunn", "mobileNumber": bob.mobileNumber, "emailAddress": "bob@example.com"]
-                    ],
-                    "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED",
-                ])
-            try #require(invited.status == 201, "\(invited.text)")
+            try await OverwriteTests.invite(server, from: richard, to: bob)
             let database = server.app.db
             let users = UserService(db: database, sms: server.app.sms(on: database), recovery: server.app.yona.recovery, testServer: true)
             let bobUser = try await users.unlock(userID: try #require(UUID(uuidString: bob.id)), passwordHeader: bob.password)
@@ -160,6 +134,25 @@ import Testing
             await #expect(throws: YonaError.self) {
                 _ = try await BuddyService(db: database, users: users).respond(bobUser, to: stale, accept: false, text: nil)
             }
+        }
+    }
+
+    /// Robin, with a phone logged in to the VPN: the user, the anonymized id and the device index.
+    static func robinWithAPhone(_ server: TestServer) async throws -> (TestUser, String, Int) {
+        let user = try await server.createUser(
+            nickname: "Robin",
+            extra: ["deviceName": "Phone", "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1])
+        let (ua, index) = try await server.vpnLogin(user)
+        return (user, ua, index)
+    }
+
+    /// A goal conflict (gambling, the mandatory no-go goal) at each of the given hours ago.
+    static func conflicts(_ server: TestServer, _ ua: String, _ index: Int, hoursAgo: [Int]) async throws {
+        for hour in hoursAgo {
+            let posted = try await server.postNetworkActivity(
+                ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(hour)",
+                at: Date().addingTimeInterval(-Double(hour) * 3600))
+            try #require(posted.status == 204, "\(posted.text)")
         }
     }
 
