@@ -358,6 +358,78 @@ import Testing
         }
     }
 
+    /// A round reads ahead, in one statement per kind, what its events will ask the store (each one's candidate
+    /// activity, and for a no-go goal whether another activity is near): it must decide exactly as the same events
+    /// would one by one. Two users with the same goals and the same stored history get the same events, one user in a
+    /// single round, the other in a round per event that asks the store as each event comes; their activities and
+    /// conflicts must come out the same.
+    @Test(arguments: TestDatabase.available)
+    func aRoundDecidesAsItsEventsWouldOneByOne(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let t0 = Date().addingTimeInterval(-2 * 86_400).timeIntervalSince1970.rounded()
+            func at(_ minutes: Double) -> Date { Date(timeIntervalSince1970: t0 + minutes * 60) }
+            var users: [(TestUser, UUID, Int)] = []
+            for _ in 0..<2 {
+                let user = try await server.createUser()
+                let budget = try await server.request(
+                    .POST, "\(user.path)/goals/", headers: user.passwordHeader,
+                    json: [
+                        "@type": "BudgetGoal", "maxDurationMinutes": 60, "creationTime": YonaDateFormat.timestamp(at(-1440)),
+                        "_links": ["yona:activityCategory": ["href": "\(server.baseURL)/activityCategories/\(Self.news)"]],
+                    ])
+                try #require(budget.status == 201, "\(budget.text)")
+                let (ua, index) = try await server.vpnLogin(user)
+                let anonymizedID = try #require(UUID(uuidString: ua))
+                // The same stored history for both.
+                for minutes in [0.0, 40, 100] {
+                    for category in ["gambling", "news"] {
+                        let posted = try await server.postNetworkActivity(
+                            ua, deviceIndex: index, categories: [category], url: "https://h.example/", at: at(minutes))
+                        try #require(posted.status == 204, "\(posted.text)")
+                    }
+                }
+                users.append((user, anonymizedID, index))
+            }
+            // Before, between, after and inside the stored activities, out of order, with repeats: merges with stored
+            // ones and with the round's own, new activities with and without a neighbour, one event in two categories.
+            let plan: [(Double, [String])] = [
+                (70, ["gambling"]), (5, ["gambling", "news"]), (30, ["news"]), (200, ["gambling"]), (-30, ["gambling"]),
+                (205, ["gambling"]), (118, ["gambling", "news"]), (-20, ["news"]), (150, ["gambling"]), (56, ["gambling"]),
+                (-31, ["gambling"]), (70, ["news"]), (400, ["news"]), (380, ["gambling"]), (-200, ["gambling", "news"]),
+            ]
+            func reports(of user: (TestUser, UUID, Int)) -> [ActivityReport] {
+                plan.map { minutes, categories in
+                    ActivityReport(
+                        ActivityEvent(
+                            userAnonymizedID: user.1, deviceIndex: user.2, categoryNames: categories, matchApplications: false,
+                            url: "https://p.example/\(minutes)", startTime: at(minutes), endTime: nil, idempotencyKey: nil))
+                }
+            }
+            let together = try await AnalysisService.recordRound(reports(of: users[0]), on: server.app.db)
+            var apart: [Result<[Int64], any Error>] = []
+            for report in reports(of: users[1]) {
+                apart += try await AnalysisService.recordRound([report], on: server.app.db, readAhead: false)
+            }
+            let raisedTogether = try together.map { try $0.get().count }
+            let raisedApart = try apart.map { try $0.get().count }
+            #expect(raisedTogether == raisedApart)
+            #expect(raisedApart.reduce(0, +) > 0 && raisedApart.contains(0), "\(raisedApart): some events raise a conflict, some do not")
+            func activities(_ user: (TestUser, UUID, Int)) async throws -> [String] {
+                let categories = Dictionary(
+                    uniqueKeysWithValues: try await Goal.query(on: server.app.db).filter(\.$userAnonymized.$id == user.1).all().map {
+                        (try $0.requireID(), $0.$activityCategory.id)
+                    })
+                return try await Activity.query(on: server.app.db).filter(\.$userAnonymized.$id == user.1).all().map {
+                    let category = categories[$0.$goal.id] == UUID(uuidString: Self.gambling) ? "gambling" : "news"
+                    return "\(category) \(($0.startTime.timeIntervalSince1970 - t0) / 60)–\(($0.endTime.timeIntervalSince1970 - t0) / 60)"
+                }.sorted()
+            }
+            let stored = try await activities(users[0])
+            #expect(stored == (try await activities(users[1])))
+            #expect(stored.count > 6, "\(stored): the events add activities to the six stored ones")
+        }
+    }
+
     /// A dump must not tell which app anyone used, nor that two users used the same one: the name is sealed to the
     /// user's inbox and the tag that keeps an app's sessions apart is keyed per user. Only the user reads the name.
     @Test(arguments: TestDatabase.available)

@@ -98,12 +98,15 @@ package struct AnalysisService: Sendable {
 
     /// The group commit's round: every report in one transaction. A report whose user or device does not exist
     /// fails alone (nothing of it is written); an error of the store fails the round (the group commit then
-    /// retries each report in a round of its own).
-    package static func recordRound(_ reports: [ActivityReport], on db: any Database, now: Date = Date()) async throws -> [Result<[Int64], any Error>]
-    {
+    /// retries each report in a round of its own). `readAhead: false` asks the store event by event instead of
+    /// reading ahead (`Round.prefetch`): the reference the read-ahead is tested against.
+    package static func recordRound(
+        _ reports: [ActivityReport], on db: any Database, now: Date = Date(), readAhead: Bool = true
+    ) async throws -> [Result<[Int64], any Error>] {
         let categories = try await Round.CategoryMatch.all(on: db)
         return try await db.transaction { tx in
             let round = try await Round.load(reports, categories: categories, on: tx, now: now)
+            if readAhead { try await round.prefetch(reports, on: tx) }
             var results: [Result<[Int64], any Error>] = []
             for report in reports {
                 guard round.users.contains(report.userAnonymizedID) else {
@@ -128,34 +131,16 @@ package struct AnalysisService: Sendable {
     private static func record(_ event: ActivityEvent, device: Round.Device, round: Round, on tx: any Database) async throws -> [Int64] {
         // Yona's "last seen": the day the activity ended, whatever it matched.
         round.sawActivity(of: device, on: UserCalendar.day(max(event.endTime ?? event.startTime, event.startTime)))
-        let names = Set(event.categoryNames)
-        let categories = Set(
-            round.categories.filter { !names.isDisjoint(with: event.matchApplications ? $0.applications : $0.classifierCategories) }
-                .map(\.id))
-        guard !categories.isEmpty else { return [] }
-        // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
-        // only for no-go goals (a budget would count the same minutes twice).
-        let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
         var raised: [Int64] = []
-        for goal in round.goals[event.userAnonymizedID, default: []] where categories.contains(goal.$activityCategory.id) {
-            // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
-            // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
-            guard let spec = try await version(of: goal, at: event.startTime.addingTimeInterval(maxFutureSkew), on: tx) else { continue }
+        for hit in try round.hits(of: event, device: device) {
+            guard let spec = try await version(of: hit.goal, at: hit.versionTime, on: tx) else { continue }
             let isNoGo = spec.isNoGo
-            if onlyNoGo && !isNoGo { continue }
-            let goalID = try goal.requireID()
-            // The event as it is (a network event is an instant): a new activity lasts at least a minute, an extended
-            // one ends where its latest event ends (Yona's: two visits 4 minutes apart are 4 minutes, not 5).
-            let span = ActivitySpan(start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime))
-            let started = try await round.activities.merge(
-                span, key: .init(device: device.id, goal: goalID, app: event.app?.tag ?? ActivityApp.networkTag), app: event.app,
-                user: event.userAnonymizedID, on: tx)
+            if hit.onlyNoGo && !isNoGo { continue }
+            let started = try await round.activities.merge(hit.span, key: hit.key, app: event.app, user: event.userAnonymizedID, on: tx)
             // A new activity is a new conflict unless any activity of the device on the goal (of any app) lies within
             // 15 minutes of it: Yona raised no second conflict for a session split only by its app.
-            if let started, isNoGo,
-                try await !round.activities.hasNeighbour(of: span, besides: started, device: device.id, goal: goalID, on: tx)
-            {
-                raised += try await raiseGoalConflict(event, goal: goal, round: round, on: tx)
+            if let started, isNoGo, try await !round.activities.hasNeighbour(of: hit.span, besides: started, key: hit.key, on: tx) {
+                raised += try await raiseGoalConflict(event, goal: hit.goal, round: round, on: tx)
             }
         }
         return raised
@@ -339,6 +324,61 @@ private final class Round {
         lastDays[device.id] = day
     }
 
+    /// A goal an event counts for: the goal of one of the event's categories, with the activity key and span it
+    /// is recorded under.
+    package struct Hit {
+        package let goal: Goal
+        package let key: ActivityBook.Key
+        package let span: ActivitySpan
+        /// The classifier's view of an Android phone counts only for no-go goals.
+        package let onlyNoGo: Bool
+        /// When the goal's version in force is looked up.
+        package let versionTime: Date
+    }
+
+    /// The user's goals on the event's categories (classifier names, or app names for app activity).
+    package func hits(of event: ActivityEvent, device: Device) throws -> [Hit] {
+        let names = Set(event.categoryNames)
+        let matched = Set(
+            categories.filter { !names.isDisjoint(with: event.matchApplications ? $0.applications : $0.classifierCategories) }.map(\.id))
+        guard !matched.isEmpty else { return [] }
+        // Yona's apps measure app use on Android themselves; the classifier's view of an Android phone counts
+        // only for no-go goals (a budget would count the same minutes twice).
+        let onlyNoGo = !event.matchApplications && device.operatingSystem == "ANDROID"
+        // The event as it is (a network event is an instant): a new activity lasts at least a minute, an extended
+        // one ends where its latest event ends (Yona's: two visits 4 minutes apart are 4 minutes, not 5).
+        let span = ActivitySpan(start: event.startTime, end: max(event.endTime ?? event.startTime, event.startTime))
+        // An activity counts for the goal as it was when it happened (a late event, a goal changed since).
+        // (Within the 10 s a device's clock may be off, as Yona: a goal made just after counts.)
+        let versionTime = event.startTime.addingTimeInterval(AnalysisService.maxFutureSkew)
+        return try goals[event.userAnonymizedID, default: []].filter { matched.contains($0.$activityCategory.id) }.map { goal in
+            Hit(
+                goal: goal, key: .init(device: device.id, goal: try goal.requireID(), app: event.app?.tag ?? ActivityApp.networkTag), span: span,
+                onlyNoGo: onlyNoGo, versionTime: versionTime)
+        }
+    }
+
+    /// Reads what the round's events will ask the store (where each one's candidate activity lies; for a no-go
+    /// goal, whether another activity is near) in one statement per kind, before the first event. The round writes
+    /// nothing before its end, so these are the answers each event would have read on its own, without a round
+    /// trip per event (a round of 30 conflicts made 60). A goal whose older version applies is left to the event.
+    package func prefetch(_ reports: [ActivityReport], on tx: any Database) async throws {
+        var probes: Set<ActivityBook.ProbeQuery> = []
+        var neighbours: Set<ActivityBook.NeighbourQuery> = []
+        for report in reports where users.contains(report.userAnonymizedID) {
+            guard let device = devices[DeviceKey(user: report.userAnonymizedID, index: report.deviceIndex)] else { continue }
+            for event in report.events {
+                for hit in try hits(of: event, device: device) where hit.goal.creationTime <= hit.versionTime {
+                    let isNoGo = hit.goal.spec.isNoGo
+                    if hit.onlyNoGo && !isNoGo { continue }
+                    probes.insert(ActivityBook.ProbeQuery(key: hit.key, span: hit.span))
+                    if isNoGo { neighbours.insert(ActivityBook.NeighbourQuery(key: hit.key, span: hit.span)) }
+                }
+            }
+        }
+        try await activities.prefetch(probes: probes, neighbours: neighbours, on: tx)
+    }
+
     /// The buddies `user` shares with (sending status accepted) and the inbox keys of the user and them. The first
     /// call reads them for every user of the round at once.
     package func sharingBuddies(of user: UUID, on tx: any Database) async throws -> ([UUID], [UUID: [UInt8]]) {
@@ -417,6 +457,43 @@ private final class ActivityBook {
         package var gap: TimeInterval { app == ActivityApp.networkTag ? AnalysisService.mergeGap : 0 }
     }
 
+    /// Where an event's candidate activity is looked for: the first stored activity of the key ending at or after
+    /// `from`.
+    package struct ProbeQuery: Hashable {
+        package let key: Key
+        package let from: Date
+
+        package init(key: Key, span: ActivitySpan) {
+            self.init(key: key, from: span.start.addingTimeInterval(-key.gap))
+        }
+
+        package init(key: Key, from: Date) {
+            self.key = key
+            self.from = from
+        }
+    }
+
+    /// Whether any stored activity of the device on the goal (of any app) lies between `from` and `to`.
+    package struct NeighbourQuery: Hashable {
+        package let device: UUID
+        package let goal: UUID
+        package let from: Date
+        package let to: Date
+
+        /// Within 15 minutes of `span`.
+        package init(key: Key, span: ActivitySpan) {
+            device = key.device
+            goal = key.goal
+            from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
+            to = span.end.addingTimeInterval(AnalysisService.mergeGap)
+        }
+    }
+
+    private struct Stored {
+        package let id: UUID
+        package let span: ActivitySpan
+    }
+
     private struct Known {
         package var span: ActivitySpan
         /// The anonymized user of a new activity (nil for a stored one).
@@ -438,11 +515,64 @@ private final class ActivityBook {
     private var known: [UUID: Known] = [:]
     private var byKey: [Key: [UUID]] = [:]
     private var probes: [Key: Probe] = [:]
+    /// The store's answers read ahead for the round (`prefetch`); a query that is not here is asked when needed.
+    private var probed: [ProbeQuery: Stored?] = [:]
+    private var neighboured: [NeighbourQuery: Bool] = [:]
+
+    /// Reads the answers to `probes` and `neighbours` (one statement per 100 of each).
+    package func prefetch(probes: Set<ProbeQuery>, neighbours: Set<NeighbourQuery>, on tx: any Database) async throws {
+        for chunk in Array(probes).chunked(Self.perStatement) {
+            let parts = chunk.enumerated().map { n, query in
+                SQLQueryString(
+                    """
+                    SELECT \(unsafeRaw: String(n)) AS n, id, start_time, end_time FROM (\(Self.firstEnding(query))) AS p\(unsafeRaw: String(n))
+                    """)
+            }
+            var found: [Int: Stored] = [:]
+            for row in try await tx.sql.raw(parts.joined(separator: " UNION ALL ")).all() {
+                found[try row.decode(column: "n", as: Int.self)] = try Self.stored(row)
+            }
+            for (n, query) in chunk.enumerated() { probed.updateValue(found[n], forKey: query) }
+        }
+        for chunk in Array(neighbours).chunked(Self.perStatement) {
+            let parts = chunk.enumerated().map { n, query in
+                SQLQueryString("SELECT \(unsafeRaw: String(n)) AS n WHERE EXISTS (\(Self.anyBetween(query)))")
+            }
+            let near = Set(try await tx.sql.raw(parts.joined(separator: " UNION ALL ")).all().map { try $0.decode(column: "n", as: Int.self) })
+            for (n, query) in chunk.enumerated() { neighboured[query] = near.contains(n) }
+        }
+    }
+
+    /// Queries per statement of `prefetch` (SQLite allows 500 parts in a compound statement).
+    private static let perStatement = 100
+
+    private static func firstEnding(_ query: ProbeQuery) -> SQLQueryString {
+        """
+        SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
+        WHERE device_anonymized_id = \(bind: query.key.device) AND goal_id = \(bind: query.key.goal) AND end_time >= \(bind: query.from)
+        AND app_tag = \(bind: query.key.app)
+        ORDER BY end_time LIMIT 1
+        """
+    }
+
+    private static func anyBetween(_ query: NeighbourQuery) -> SQLQueryString {
+        """
+        SELECT id FROM \(unsafeRaw: Activity.schema)
+        WHERE device_anonymized_id = \(bind: query.device) AND goal_id = \(bind: query.goal) AND end_time >= \(bind: query.from)
+        AND start_time <= \(bind: query.to)
+        """
+    }
+
+    private static func stored(_ row: any SQLRow) throws -> Stored {
+        Stored(
+            id: try row.decode(column: "id", as: UUID.self),
+            span: ActivitySpan(start: try row.decode(column: "start_time", as: Date.self), end: try row.decode(column: "end_time", as: Date.self)))
+    }
 
     /// Records `span` on the device's goal for its app: extends the candidate activity or starts one. Returns the id
     /// of the one it started (nil when it extended one).
     package func merge(_ span: ActivitySpan, key: Key, app: ActivityApp?, user: UUID, on tx: any Database) async throws -> UUID? {
-        let from = span.start.addingTimeInterval(-key.gap)
+        let from = ProbeQuery(key: key, span: span).from
         if needsProbe(key, from: from) { try await probe(key, from: from, on: tx) }
         if let (id, current) = firstKnown(key, from: from), current.start <= span.end.addingTimeInterval(key.gap) {
             guard span.start < current.start || span.end > current.end else { return nil }
@@ -459,19 +589,13 @@ private final class ActivityBook {
 
     /// Whether an activity of the device on the goal other than `started` (the one `span` just started), of any app,
     /// lies within 15 minutes of `span`: the round's own first (they may have grown), then the store.
-    package func hasNeighbour(of span: ActivitySpan, besides started: UUID, device: UUID, goal: UUID, on tx: any Database) async throws -> Bool {
-        let from = span.start.addingTimeInterval(-AnalysisService.mergeGap)
-        let to = span.end.addingTimeInterval(AnalysisService.mergeGap)
-        for (id, activity) in known where id != started && activity.key.device == device && activity.key.goal == goal {
-            if activity.span.end >= from, activity.span.start <= to { return true }
+    package func hasNeighbour(of span: ActivitySpan, besides started: UUID, key: Key, on tx: any Database) async throws -> Bool {
+        let query = NeighbourQuery(key: key, span: span)
+        for (id, activity) in known where id != started && activity.key.device == key.device && activity.key.goal == key.goal {
+            if activity.span.end >= query.from, activity.span.start <= query.to { return true }
         }
-        return try await tx.sql.raw(
-            """
-            SELECT id FROM \(unsafeRaw: Activity.schema)
-            WHERE device_anonymized_id = \(bind: device) AND goal_id = \(bind: goal) AND end_time >= \(bind: from) AND start_time <= \(bind: to)
-            LIMIT 1
-            """
-        ).first() != nil
+        if let near = neighboured[query] { return near }
+        return try await tx.sql.raw("\(Self.anyBetween(query)) LIMIT 1").first() != nil
     }
 
     /// Whether the round's knowledge could miss the candidate: no probe from a bound this early yet, or a stored
@@ -487,27 +611,21 @@ private final class ActivityBook {
         (byKey[key] ?? []).compactMap { id in known[id].map { (id, $0.span) } }.filter { $0.1.end >= from }.min { $0.1.end < $1.1.end }
     }
 
-    /// Reads the first stored activity ending at or after `from` and remembers it (the round's version wins if it
-    /// already touched it).
+    /// Reads the first stored activity ending at or after `from` (read ahead, or now) and remembers it (the round's
+    /// version wins if it already touched it).
     private func probe(_ key: Key, from: Date, on tx: any Database) async throws {
-        let row = try await tx.sql.raw(
-            """
-            SELECT id, start_time, end_time FROM \(unsafeRaw: Activity.schema)
-            WHERE device_anonymized_id = \(bind: key.device) AND goal_id = \(bind: key.goal) AND end_time >= \(bind: from)
-            AND app_tag = \(bind: key.app)
-            ORDER BY end_time LIMIT 1
-            """
-        ).first()
-        guard let row else {
-            probes[key] = Probe(from: from, firstStoredEnd: nil)
-            return
+        let query = ProbeQuery(key: key, from: from)
+        let first: Stored?
+        if let answer = probed[query] {
+            first = answer
+        } else {
+            first = try await tx.sql.raw(Self.firstEnding(query)).first().map(Self.stored)
         }
-        let id = try row.decode(column: "id", as: UUID.self)
-        let stored = ActivitySpan(start: try row.decode(column: "start_time", as: Date.self), end: try row.decode(column: "end_time", as: Date.self))
-        probes[key] = Probe(from: from, firstStoredEnd: stored.end)
-        if known[id] == nil {
-            known[id] = Known(span: stored, user: nil, app: nil, key: key, isNew: false, changed: false)
-            byKey[key, default: []].append(id)
+        probes[key] = Probe(from: from, firstStoredEnd: first?.span.end)
+        guard let first else { return }
+        if known[first.id] == nil {
+            known[first.id] = Known(span: first.span, user: nil, app: nil, key: key, isNew: false, changed: false)
+            byKey[key, default: []].append(first.id)
         }
     }
 
