@@ -380,7 +380,8 @@ import Testing
                 try #require(budget.status == 201, "\(budget.text)")
                 let (ua, index) = try await server.vpnLogin(user)
                 let anonymizedID = try #require(UUID(uuidString: ua))
-                // The same stored history for both.
+                // The same stored history for both: network activity, and an app's session on the no-go goal, which
+                // only the neighbour question finds (an app's activity is never a network event's merge candidate).
                 for minutes in [0.0, 40, 100] {
                     for category in ["gambling", "news"] {
                         let posted = try await server.postNetworkActivity(
@@ -388,14 +389,29 @@ import Testing
                         try #require(posted.status == 204, "\(posted.text)")
                     }
                 }
+                let (deviceID, _) = try await DevicesTests.firstDevice(server, user)
+                let session = try await server.request(
+                    .POST, "\(user.path)/devices/\(deviceID)/appActivity/", headers: user.passwordHeader,
+                    json: [
+                        "deviceDateTime": YonaDateFormat.timestamp(Date()),
+                        "activities": [
+                            [
+                                "application": "Poker App", "startTime": YonaDateFormat.timestamp(at(250)),
+                                "endTime": YonaDateFormat.timestamp(at(255)),
+                            ]
+                        ],
+                    ])
+                try #require(session.status == 204, "\(session.text)")
                 users.append((user, anonymizedID, index))
             }
             // Before, between, after and inside the stored activities, out of order, with repeats: merges with stored
-            // ones and with the round's own, new activities with and without a neighbour, one event in two categories.
+            // ones and with the round's own, new activities with and without a neighbour (the app's session at 250–255
+            // is the only neighbour of 265 and 245), one event in two categories.
             let plan: [(Double, [String])] = [
                 (70, ["gambling"]), (5, ["gambling", "news"]), (30, ["news"]), (200, ["gambling"]), (-30, ["gambling"]),
                 (205, ["gambling"]), (118, ["gambling", "news"]), (-20, ["news"]), (150, ["gambling"]), (56, ["gambling"]),
                 (-31, ["gambling"]), (70, ["news"]), (400, ["news"]), (380, ["gambling"]), (-200, ["gambling", "news"]),
+                (265, ["gambling"]), (245, ["gambling"]),
             ]
             func reports(of user: (TestUser, UUID, Int)) -> [ActivityReport] {
                 plan.map { minutes, categories in
@@ -426,7 +442,7 @@ import Testing
             }
             let stored = try await activities(users[0])
             #expect(stored == (try await activities(users[1])))
-            #expect(stored.count > 6, "\(stored): the events add activities to the six stored ones")
+            #expect(stored.count > 7, "\(stored): the events add activities to the seven stored ones")
         }
     }
 

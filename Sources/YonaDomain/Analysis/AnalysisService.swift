@@ -361,13 +361,16 @@ private final class Round {
     /// Reads what the round's events will ask the store (where each one's candidate activity lies; for a no-go
     /// goal, whether another activity is near) in one statement per kind, before the first event. The round writes
     /// nothing before its end, so these are the answers each event would have read on its own, without a round
-    /// trip per event (a round of 30 conflicts made 60). A goal whose older version applies is left to the event.
+    /// trip per event (a round of 30 conflicts made 60). Only the classifier's events, each usually a question of its
+    /// own: an app's batch is sorted, so the book answers most of its events from its first probe, and asking ahead
+    /// for every one of up to hundreds of events would cost more than it saves. A goal whose older version applies is
+    /// left to the event too.
     package func prefetch(_ reports: [ActivityReport], on tx: any Database) async throws {
         var probes: Set<ActivityBook.ProbeQuery> = []
         var neighbours: Set<ActivityBook.NeighbourQuery> = []
         for report in reports where users.contains(report.userAnonymizedID) {
             guard let device = devices[DeviceKey(user: report.userAnonymizedID, index: report.deviceIndex)] else { continue }
-            for event in report.events {
+            for event in report.events where !event.matchApplications {
                 for hit in try hits(of: event, device: device) where hit.goal.creationTime <= hit.versionTime {
                     let isNoGo = hit.goal.spec.isNoGo
                     if hit.onlyNoGo && !isNoGo { continue }
