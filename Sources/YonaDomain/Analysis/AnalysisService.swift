@@ -518,13 +518,14 @@ private final class ActivityBook {
     private var known: [UUID: Known] = [:]
     private var byKey: [Key: [UUID]] = [:]
     private var probes: [Key: Probe] = [:]
-    /// The store's answers read ahead for the round (`prefetch`); a query that is not here is asked when needed.
-    private var probed: [ProbeQuery: Stored?] = [:]
-    private var neighboured: [NeighbourQuery: Bool] = [:]
+    /// The store's answers read ahead for the round (`prefetch`), apart from `probes` (the bound each key was last
+    /// probed from); a query that is not here is asked when needed.
+    private var probeAnswers: [ProbeQuery: Stored?] = [:]
+    private var neighbourAnswers: [NeighbourQuery: Bool] = [:]
 
-    /// Reads the answers to `probes` and `neighbours` (one statement per 100 of each).
-    package func prefetch(probes: Set<ProbeQuery>, neighbours: Set<NeighbourQuery>, on tx: any Database) async throws {
-        for chunk in Array(probes).chunked(Self.perStatement) {
+    /// Reads the answers to the queries (one statement per 100 of each kind).
+    package func prefetch(probes probeQueries: Set<ProbeQuery>, neighbours neighbourQueries: Set<NeighbourQuery>, on tx: any Database) async throws {
+        for chunk in Array(probeQueries).chunked(Self.perStatement) {
             let parts = chunk.enumerated().map { n, query in
                 SQLQueryString(
                     """
@@ -535,14 +536,14 @@ private final class ActivityBook {
             for row in try await tx.sql.raw(parts.joined(separator: " UNION ALL ")).all() {
                 found[try row.decode(column: "n", as: Int.self)] = try Self.stored(row)
             }
-            for (n, query) in chunk.enumerated() { probed.updateValue(found[n], forKey: query) }
+            for (n, query) in chunk.enumerated() { probeAnswers.updateValue(found[n], forKey: query) }
         }
-        for chunk in Array(neighbours).chunked(Self.perStatement) {
+        for chunk in Array(neighbourQueries).chunked(Self.perStatement) {
             let parts = chunk.enumerated().map { n, query in
                 SQLQueryString("SELECT \(unsafeRaw: String(n)) AS n WHERE EXISTS (\(Self.anyBetween(query)))")
             }
             let near = Set(try await tx.sql.raw(parts.joined(separator: " UNION ALL ")).all().map { try $0.decode(column: "n", as: Int.self) })
-            for (n, query) in chunk.enumerated() { neighboured[query] = near.contains(n) }
+            for (n, query) in chunk.enumerated() { neighbourAnswers[query] = near.contains(n) }
         }
     }
 
@@ -597,7 +598,7 @@ private final class ActivityBook {
         for (id, activity) in known where id != started && activity.key.device == key.device && activity.key.goal == key.goal {
             if activity.span.end >= query.from, activity.span.start <= query.to { return true }
         }
-        if let near = neighboured[query] { return near }
+        if let near = neighbourAnswers[query] { return near }
         return try await tx.sql.raw("\(Self.anyBetween(query)) LIMIT 1").first() != nil
     }
 
@@ -619,7 +620,7 @@ private final class ActivityBook {
     private func probe(_ key: Key, from: Date, on tx: any Database) async throws {
         let query = ProbeQuery(key: key, from: from)
         let first: Stored?
-        if let answer = probed[query] {
+        if let answer = probeAnswers[query] {
             first = answer
         } else {
             first = try await tx.sql.raw(Self.firstEnding(query)).first().map(Self.stored)
