@@ -75,6 +75,41 @@ import Testing
         #expect(UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 255)).lowercasedString == "00010203-0405-0607-0809-0a0b0c0d0eff")
     }
 
+    @Test func idsAreReadAsFoundationReadsThem() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefABCDEFgG-{} xé\u{0}")
+        var texts = [
+            "", "-", String(repeating: "0", count: 36), "00000000-0000-0000-0000-000000000000",
+            "{00000000-0000-0000-0000-000000000000}", "00000000000000000000000000000000",
+        ]
+        for _ in 0..<5_000 {
+            let id = UUID()
+            var text = Array(Bool.random(using: &generator) ? id.uuidString : id.uuidString.lowercased())
+            texts.append(String(text))
+            // One change in a valid id: a character replaced, removed or added, or the case of some letters flipped.
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0: text[Int.random(in: 0..<text.count, using: &generator)] = alphabet.randomElement(using: &generator)!
+            case 1: text.remove(at: Int.random(in: 0..<text.count, using: &generator))
+            case 2: text.insert(alphabet.randomElement(using: &generator)!, at: Int.random(in: 0...text.count, using: &generator))
+            default: text = text.map { Bool.random(using: &generator) ? Character($0.uppercased()) : $0 }
+            }
+            texts.append(String(text))
+        }
+        // Foundation reads with `sscanf("%2hhx")`, which also takes a space or a sign before a digit and a one-digit
+        // byte; only the canonical form is an id to this server.
+        let hex = Set("0123456789abcdefABCDEF")
+        for text in texts {
+            let canonical =
+                text.count == 36 && text.unicodeScalars.count == 36
+                && text.enumerated().allSatisfy { index, character in
+                    [8, 13, 18, 23].contains(index) ? character == "-" : hex.contains(character)
+                }
+            #expect(UUID(text: text) == (canonical ? UUID(uuidString: text) : nil), "\(text.unicodeScalars.map(\.value))")
+            #expect(UUID(text: Substring(text)) == UUID(text: text))
+            if canonical { #expect(UUID(uuidString: text) != nil) }
+        }
+    }
+
     @Test func base64URLRoundTripsAndRefusesOtherAlphabets() {
         for length in 0...70 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255) }

@@ -10,7 +10,7 @@ package enum UserOverwriteController {
     }
 
     @Sendable package static func requestCode(req: Request) async throws -> HTTPStatus {
-        guard let raw = req.query[String.self, at: "mobileNumber"] else { throw YonaError(.missingRequestParameter) }
+        guard let raw = req.queryValue("mobileNumber") else { throw YonaError(.missingRequestParameter) }
         let number = try MobileNumber(raw)
         try await req.limitAttempts(number: number.value)
         try await req.overwrites.requestCode(for: number)

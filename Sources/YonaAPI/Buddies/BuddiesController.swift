@@ -68,7 +68,7 @@ package enum BuddiesController {
         let user = try await req.unlockPathUser()
         _ = try await req.buddies.remove(
             try req.uuidParameter("buddyID"), of: user, reason: "USER_REMOVED_BUDDY",
-            text: req.query[String.self, at: "message"])
+            text: req.queryValue("message"))
         return .noContent
     }
 }

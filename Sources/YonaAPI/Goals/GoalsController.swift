@@ -67,7 +67,7 @@ package enum GoalsController {
         let goal = try await req.goals.add(
             try body.spec(), categoryID: try body.categoryID(), to: user,
             creationTime: try body.creationTime(testServer: req.application.yona.config.testServer) ?? Date(),
-            text: req.query[String.self, at: "message"])
+            text: req.queryValue("message"))
         return try .hal(req.rendering.goal(goal, of: user, topLevel: true), status: .created)
     }
 
@@ -78,13 +78,13 @@ package enum GoalsController {
         let goal = try await req.goals.update(
             goalID, of: user, to: try body.spec(), categoryID: try body.categoryID(),
             changeTime: try body.creationTime(testServer: req.application.yona.config.testServer),
-            text: req.query[String.self, at: "message"])
+            text: req.queryValue("message"))
         return try .hal(req.rendering.goal(goal, of: user, topLevel: true))
     }
 
     @Sendable package static func delete(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
-        try await req.goals.delete(try req.uuidParameter("goalID"), of: user, text: req.query[String.self, at: "message"])
+        try await req.goals.delete(try req.uuidParameter("goalID"), of: user, text: req.queryValue("message"))
         return .noContent
     }
 }

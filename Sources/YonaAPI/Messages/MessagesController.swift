@@ -18,14 +18,14 @@ package enum MessagesController {
         let number = try req.pagingParameter("page", default: 0, range: 0...1_000_000)
         let size = try req.pagingParameter("size", default: 20, range: 1...100)
         let onlyUnread: Bool
-        switch req.query[String.self, at: "onlyUnreadMessages"] {
+        switch req.queryValue("onlyUnreadMessages") {
         case nil, "false": onlyUnread = false
         case "true": onlyUnread = true
         default: throw YonaError(.invalidParameter)
         }
         // Spring's `sort` (`creationTime`, `creationTime,desc`): Yona's inbox is newest first whatever it says, and its
         // paging links carry it on; so do ours.
-        let sort = req.query[String.self, at: "sort"]
+        let sort = req.queryValue("sort")
         if let sort, sort.wholeMatch(of: /[A-Za-z]{1,40}(,(asc|desc|ASC|DESC))?/) == nil { throw YonaError(.invalidParameter) }
         let page = try await req.messages.page(of: user, number: number, size: size, onlyUnread: onlyUnread)
         return try .hal(req.rendering.messagePage(page, of: user, onlyUnread: onlyUnread, sort: sort))

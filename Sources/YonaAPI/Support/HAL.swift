@@ -176,11 +176,24 @@ private let halEncoder: JSONEncoder = {
 }()
 
 extension Response {
-    /// A HAL response with the given status.
+    /// A HAL response with the given status. The document is written in one pass (`CompactJSONEncoder`); what that
+    /// encoder leaves to Foundation goes through `JSONEncoder`.
     package static func hal<T: Encodable>(_ value: T, status: HTTPResponseStatus = .ok) throws -> Response {
         let response = Response(status: status)
         response.headers.replaceOrAdd(name: .contentType, value: "application/hal+json")
-        response.body = .init(data: try halEncoder.encode(value))
+        if let bytes = CompactJSONEncoder.encode(value) {
+            #if DEBUG
+                // Every document the test suite renders is checked against Foundation's.
+                let foundation = try halEncoder.encode(value)
+                if try CompactJSONEncoder.canonical(Data(bytes)) != CompactJSONEncoder.canonical(foundation) {
+                    preconditionFailure(
+                        "CompactJSONEncoder wrote \(String(decoding: bytes, as: UTF8.self)) for \(String(decoding: foundation, as: UTF8.self))")
+                }
+            #endif
+            response.body = .init(buffer: ByteBuffer(bytes: bytes))
+        } else {
+            response.body = .init(data: try halEncoder.encode(value))
+        }
         return response
     }
 }

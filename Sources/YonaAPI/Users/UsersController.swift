@@ -20,7 +20,7 @@ package enum UsersController {
         try req.checkAppVersion(new.device)
         try await req.limitAttempts(number: new.mobileNumber.value)
         let (user, password) =
-            if let code = req.query[String.self, at: "overwriteUserConfirmationCode"] {
+            if let code = req.queryValue("overwriteUserConfirmationCode") {
                 try await req.overwrites.overwrite(with: new, code: code)
             } else {
                 try await req.users.create(new)
@@ -34,7 +34,7 @@ package enum UsersController {
         let userID = try req.uuidParameter("userID")
         let requestingUserID = try req.requiredUUIDQuery("requestingUserId")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
-        if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
+        if let temporaryPassword = req.queryValue("tempPassword") {
             try await req.limitAttempts(number: nil)
             // As Yona: a temporary password only ever opens the invited account itself.
             guard requestingUserID == userID else { throw YonaError(.decryptingData) }
@@ -59,7 +59,7 @@ package enum UsersController {
     @Sendable package static func update(req: Request) async throws -> Response {
         let userID = try req.uuidParameter("userID")
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
-        if let temporaryPassword = req.query[String.self, at: "tempPassword"] {
+        if let temporaryPassword = req.queryValue("tempPassword") {
             return try await takeOver(req: req, userID: userID, temporaryPassword: temporaryPassword)
         }
         // An invited account's own edit link, with the Yona password its invitation showed: a take-over too.
@@ -112,7 +112,7 @@ package enum UsersController {
 
     @Sendable package static func delete(req: Request) async throws -> HTTPStatus {
         let user = try await req.unlockPathUser()
-        try await req.users.delete(user, text: req.query[String.self, at: "message"])
+        try await req.users.delete(user, text: req.queryValue("message"))
         return .noContent
     }
 

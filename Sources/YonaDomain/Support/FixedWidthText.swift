@@ -51,6 +51,30 @@ extension UUID {
             }
         }
     }
+
+    /// `UUID(uuidString:)` without Foundation's `sscanf`: the 36 characters `8-4-4-4-12` of hex digits in either case,
+    /// nothing before or after. Every authenticated call parses a few (path, `requestingUserId`, `requestingDeviceId`).
+    package init?(text: some StringProtocol) {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var utf8 = text.utf8.makeIterator()
+            var position = 0
+            var written = 0
+            while written < 16 {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard utf8.next() == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = utf8.next().flatMap(Hex.value), let low = utf8.next().flatMap(Hex.value) else { return false }
+                out[written] = high << 4 | low
+                written += 1
+                position += 2
+            }
+            return utf8.next() == nil
+        }
+        guard parsed else { return nil }
+        self.init(uuid: bytes)
+    }
 }
 
 /// `yyyy-MM-dd` and `YYYY-Www`, as the apps read days and weeks.
