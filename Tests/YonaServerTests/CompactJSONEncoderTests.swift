@@ -81,15 +81,38 @@ import Testing
         #expect(String(decoding: written, as: UTF8.self) == #"{"zulu":1,"alpha":"a","mike":[1],"inner":{"yankee":true,"bravo":"b"}}"#)
     }
 
-    @Test func whatFoundationWritesWithItsStrategiesFallsBack() {
+    @Test func floatingPointNumbersAndDatesAreWrittenByteForByteAsFoundationWritesThem() throws {
+        var generator = SystemRandomNumberGenerator()
+        var doubles: [Double] = [0, -0.0, 1, -1, 0.5, 0.1, 100, 1e15, 1e16, 1e21, 1e22, 1e300, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
+        var floats: [Float] = [0, 1, 0.1, .greatestFiniteMagnitude, .leastNonzeroMagnitude]
+        for _ in 0..<20_000 {
+            let double = Double(bitPattern: UInt64.random(in: .min ... .max, using: &generator))
+            if double.isFinite { doubles.append(double) }
+            doubles.append(Double(Int64.random(in: -1_000_000_000_000...1_000_000_000_000, using: &generator)) / 1_000)
+            let float = Float(bitPattern: UInt32.random(in: .min ... .max, using: &generator))
+            if float.isFinite { floats.append(float) }
+        }
+        #expect(try #require(CompactJSONEncoder.encode(doubles)) == Array(try Self.foundation.encode(doubles)))
+        #expect(try #require(CompactJSONEncoder.encode(floats)) == Array(try Self.foundation.encode(floats)))
+        // A date is its seconds since 2001 under Foundation's default strategy.
+        let dates = doubles.prefix(2_000).map { Date(timeIntervalSinceReferenceDate: $0) }
+        #expect(try #require(CompactJSONEncoder.encode(dates)) == Array(try Self.foundation.encode(dates)))
+        let read = try JSONDecoder().decode([Date].self, from: CompactJSONEncoder.data(dates))
+        #expect(read == dates)
+    }
+
+    @Test func whatFoundationWritesWithItsStrategiesFallsBack() throws {
         struct Wrapped<T: Encodable>: Encodable { let value: T }
-        #expect(CompactJSONEncoder.encode(Wrapped(value: 1.5)) == nil)
-        #expect(CompactJSONEncoder.encode(Wrapped(value: Float(1))) == nil)
-        #expect(CompactJSONEncoder.encode(Wrapped(value: Date())) == nil)
         #expect(CompactJSONEncoder.encode(Wrapped(value: Data([1, 2]))) == nil)
         #expect(CompactJSONEncoder.encode(Wrapped(value: URL(string: "https://example.org/a")!)) == nil)
         #expect(CompactJSONEncoder.encode(Wrapped(value: Decimal(3))) == nil)
-        #expect(CompactJSONEncoder.encode([Wrapped(value: [Date()])]) == nil)
+        #expect(CompactJSONEncoder.encode([Wrapped(value: [Data()])]) == nil)
+        // Foundation refuses these; falling back lets it.
+        #expect(CompactJSONEncoder.encode(Wrapped(value: Double.infinity)) == nil)
+        #expect(CompactJSONEncoder.encode([Float.nan]) == nil)
+        #expect(throws: EncodingError.self) { try CompactJSONEncoder.data([Double.nan]) }
+        // `data` is Foundation's answer where the one-pass encoder has none.
+        #expect(try CompactJSONEncoder.data(Wrapped(value: Data([1, 2]))) == Self.foundation.encode(Wrapped(value: Data([1, 2]))))
     }
 
     @Test func containersUsedOutOfOrderFallBack() throws {
@@ -220,6 +243,8 @@ private indirect enum Tree: Encodable {
     case uint64(UInt64)
     case bool(Bool)
     case null
+    case double(Double)
+    case date(Date)
     case optional(Int?)
     case object([(String, Tree)])
     case nestedObject([(String, Tree)])
@@ -227,7 +252,7 @@ private indirect enum Tree: Encodable {
     case nestedArrays([[Int]])
 
     static func random(depth: Int, using generator: inout SystemRandomNumberGenerator) -> Tree {
-        let leafKinds = 7
+        let leafKinds = 9
         let kind = Int.random(in: 0..<(depth > 0 ? leafKinds + 4 : leafKinds), using: &generator)
         switch kind {
         case 0:
@@ -239,13 +264,15 @@ private indirect enum Tree: Encodable {
         case 4: return .bool(Bool.random(using: &generator))
         case 5: return .null
         case 6: return .optional(Bool.random(using: &generator) ? nil : Int.random(in: -5...5, using: &generator))
-        case 7, 8:
+        case 7: return .double(Double(Int.random(in: -100_000...100_000, using: &generator)) / 64)
+        case 8: return .date(Date(timeIntervalSinceReferenceDate: Double.random(in: -1e9...1e9, using: &generator)))
+        case 9, 10:
             let count = Int.random(in: 0...5, using: &generator)
             let members = (0..<count).map { index in
                 ("k\(index)-\(Int.random(in: 0...9, using: &generator))", random(depth: depth - 1, using: &generator))
             }
-            return kind == 7 ? .object(members) : .nestedObject(members)
-        case 9: return .array((0..<Int.random(in: 0...5, using: &generator)).map { _ in random(depth: depth - 1, using: &generator) })
+            return kind == 9 ? .object(members) : .nestedObject(members)
+        case 11: return .array((0..<Int.random(in: 0...5, using: &generator)).map { _ in random(depth: depth - 1, using: &generator) })
         default:
             return .nestedArrays(
                 (0..<Int.random(in: 0...3, using: &generator)).map { _ in (0..<Int.random(in: 0...3, using: &generator)).map { $0 } })
@@ -269,6 +296,10 @@ private indirect enum Tree: Encodable {
             var single = encoder.singleValueContainer()
             try single.encodeNil()
         case .optional(let value): try value.encode(to: encoder)
+        case .double(let value):
+            var single = encoder.singleValueContainer()
+            try single.encode(value)
+        case .date(let value): try value.encode(to: encoder)
         case .object(let members):
             var container = encoder.container(keyedBy: Key.self)
             // Members with unique keys only: a repeated key is the fallback case, tested on its own.

@@ -169,11 +169,14 @@ package struct LinkBuilder: Sendable {
     }
 }
 
-private let halEncoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.withoutEscapingSlashes]
-    return encoder
-}()
+#if DEBUG
+    /// What every HAL document was written with before `CompactJSONEncoder`; the debug build compares the two.
+    private let foundationHALEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+#endif
 
 extension Response {
     /// A HAL response with the given status. The document is written in one pass (`CompactJSONEncoder`); what that
@@ -184,7 +187,7 @@ extension Response {
         if let bytes = CompactJSONEncoder.encode(value) {
             #if DEBUG
                 // Every document the test suite renders is checked against Foundation's.
-                let foundation = try halEncoder.encode(value)
+                let foundation = try foundationHALEncoder.encode(value)
                 if try CompactJSONEncoder.canonical(Data(bytes)) != CompactJSONEncoder.canonical(foundation) {
                     preconditionFailure(
                         "CompactJSONEncoder wrote \(String(decoding: bytes, as: UTF8.self)) for \(String(decoding: foundation, as: UTF8.self))")
@@ -192,7 +195,7 @@ extension Response {
             #endif
             response.body = .init(buffer: ByteBuffer(bytes: bytes))
         } else {
-            response.body = .init(data: try halEncoder.encode(value))
+            response.body = .init(data: try CompactJSONEncoder.data(value))
         }
         return response
     }

@@ -72,7 +72,7 @@ package enum MessageWriter {
     package static func seal(_ payloads: [(recipient: UUID, payload: MessagePayload)], keys: [UUID: [UInt8]]) throws -> [Data] {
         try payloads.map { item in
             guard let key = keys[item.recipient] else { throw YonaError(.userNotFound) }
-            return Data(try SealedBox.seal(Array(try JSONEncoder().encode(item.payload)), to: key))
+            return Data(try SealedBox.seal(Array(try CompactJSONEncoder.data(item.payload)), to: key))
         }
     }
 
@@ -112,7 +112,7 @@ package enum MessageWriter {
     /// recipient's next call moves it into the anonymous inbox (and only then is it pushed).
     package static func deliverNamed(to userID: UUID, on db: any Database, now: Date, _ payload: MessagePayload) async throws {
         guard let recipient = try await User.find(userID, on: db), let publicKey = recipient.namedInboxPublicKey else { return }
-        let sealed = try SealedBox.seal(Array(try JSONEncoder().encode(payload)), to: Array(publicKey))
+        let sealed = try SealedBox.seal(Array(try CompactJSONEncoder.data(payload)), to: Array(publicKey))
         try await NamedMessage(id: UUID(), userID: userID, sealedPayload: Data(sealed), createdAt: now).create(on: db)
     }
 

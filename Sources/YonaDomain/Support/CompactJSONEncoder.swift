@@ -9,8 +9,8 @@ import Foundation
 /// finished before its parent goes on. The JSON is what `JSONEncoder` with `.withoutEscapingSlashes` writes, except
 /// that members keep the order they were encoded in (Foundation's order comes from hashing and changes from process
 /// to process). Whatever this encoder cannot write the same way answers `nil`, and the caller uses `JSONEncoder`:
-/// floating-point numbers, dates, data, URLs and decimals (Foundation's strategies), a container used after a later
-/// one took over, a key encoded twice in one object, `superEncoder`.
+/// data, URLs and decimals (Foundation's strategies), infinities and NaN, a container used after a later one took
+/// over, a key encoded twice in one object, `superEncoder`.
 package enum CompactJSONEncoder {
     /// The value's JSON, or `nil` when only Foundation's `JSONEncoder` writes it as it should be.
     package static func encode<T: Encodable>(_ value: T) -> [UInt8]? {
@@ -22,6 +22,18 @@ package enum CompactJSONEncoder {
         }
         return writer.failed ? nil : writer.bytes
     }
+
+    /// The value's JSON from this encoder, or from Foundation's (without escaped slashes) where this one falls back.
+    package static func data<T: Encodable>(_ value: T) throws -> Data {
+        if let bytes = encode(value) { return Data(bytes) }
+        return try foundation.encode(value)
+    }
+
+    private static let foundation: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// `json` with every object's members sorted by key and no whitespace: two documents are the same JSON when
     /// their canonical forms are the same bytes (tests compare this encoder with Foundation's so).
@@ -57,18 +69,20 @@ private final class JSONStreamWriter: Encoder {
         static let none = Position(depth: 0, serial: -1)
     }
 
-    var bytes: [UInt8] = []
-    var stack: [Level] = []
+    // The writer lives on one task and never hands out references into its state, so Swift's run-time exclusivity
+    // checks of these class properties (a third of the encoder's time in `perf`) are switched off for them.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var stack: [Level] = []
     /// The keys of every open object, outermost first.
-    var keys: [String] = []
-    var failed = false
-    var serials = 0
+    @exclusivity(unchecked) var keys: [String] = []
+    @exclusivity(unchecked) var failed = false
+    @exclusivity(unchecked) var serials = 0
     /// The value being encoded: the depth it writes at, whether it wrote yet, and its serial (for its single-value
     /// container).
-    var slotDepth = 0
-    var slotFilled = false
-    var slot = 0
-    var slots = 0
+    @exclusivity(unchecked) var slotDepth = 0
+    @exclusivity(unchecked) var slotFilled = false
+    @exclusivity(unchecked) var slot = 0
+    @exclusivity(unchecked) var slots = 0
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -96,12 +110,9 @@ private final class JSONStreamWriter: Encoder {
             writeBool(unsafeBitCast(value, to: Bool.self))
             return
         }
-        // Foundation writes these with its strategies (base64, absolute strings, its own number formatting).
-        if T.self == Date.self || T.self == Data.self || T.self == URL.self || T.self == Decimal.self
-            || T.self == Double.self || T.self == Float.self
-        {
-            throw NotStreamable()
-        }
+        // Foundation writes these with its strategies (base64, absolute strings, its own decimal formatting). A `Date`
+        // encodes itself as its seconds since 2001, which is Foundation's default strategy too.
+        if T.self == Data.self || T.self == URL.self || T.self == Decimal.self { throw NotStreamable() }
         let saved = (slotDepth, slotFilled, slot)
         slotDepth = stack.count
         slotFilled = false
@@ -233,6 +244,15 @@ private final class JSONStreamWriter: Encoder {
         }
     }
 
+    /// A finite number as Foundation writes it: Swift's shortest round-tripping text without a trailing `.0`.
+    /// Foundation refuses infinities and NaN by default; they fall back so that it says so.
+    func writeFloatingPoint<T: BinaryFloatingPoint & LosslessStringConvertible>(_ value: T) throws {
+        guard value.isFinite else { throw NotStreamable() }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
     func writeBool(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
 
     func writeNull() { bytes.append(contentsOf: "null".utf8) }
@@ -258,8 +278,15 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
         writer.writeString(value)
     }
 
-    func encode(_ value: Double, forKey key: Key) throws { throw NotStreamable() }
-    func encode(_ value: Float, forKey key: Key) throws { throw NotStreamable() }
+    func encode(_ value: Double, forKey key: Key) throws {
+        try writer.prepareMember(key.stringValue, at: position)
+        try writer.writeFloatingPoint(value)
+    }
+
+    func encode(_ value: Float, forKey key: Key) throws {
+        try writer.prepareMember(key.stringValue, at: position)
+        try writer.writeFloatingPoint(value)
+    }
     func encode(_ value: Int, forKey key: Key) throws { try integer(value, key) }
     func encode(_ value: Int8, forKey key: Key) throws { try integer(value, key) }
     func encode(_ value: Int16, forKey key: Key) throws { try integer(value, key) }
@@ -338,8 +365,15 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         writer.writeString(value)
     }
 
-    func encode(_ value: Double) throws { throw NotStreamable() }
-    func encode(_ value: Float) throws { throw NotStreamable() }
+    func encode(_ value: Double) throws {
+        try writer.prepareElement(at: position)
+        try writer.writeFloatingPoint(value)
+    }
+
+    func encode(_ value: Float) throws {
+        try writer.prepareElement(at: position)
+        try writer.writeFloatingPoint(value)
+    }
     func encode(_ value: Int) throws { try integer(value) }
     func encode(_ value: Int8) throws { try integer(value) }
     func encode(_ value: Int16) throws { try integer(value) }
@@ -408,8 +442,15 @@ private struct SingleValueWriter: SingleValueEncodingContainer {
         writer.writeString(value)
     }
 
-    func encode(_ value: Double) throws { throw NotStreamable() }
-    func encode(_ value: Float) throws { throw NotStreamable() }
+    func encode(_ value: Double) throws {
+        try writer.claimSlot(slot)
+        try writer.writeFloatingPoint(value)
+    }
+
+    func encode(_ value: Float) throws {
+        try writer.claimSlot(slot)
+        try writer.writeFloatingPoint(value)
+    }
     func encode(_ value: Int) throws { try integer(value) }
     func encode(_ value: Int8) throws { try integer(value) }
     func encode(_ value: Int16) throws { try integer(value) }

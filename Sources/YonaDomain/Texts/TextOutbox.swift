@@ -77,7 +77,7 @@ package struct TextOutbox: Sendable {
     @discardableResult
     package func queue(_ text: OutgoingText, now: Date = Date(), notBefore: Date? = nil) async throws -> UUID {
         let id = UUID()
-        let sealed = AEAD.seal(Array(try JSONEncoder().encode(text)), key: key, associatedData: Self.associatedData(id))
+        let sealed = AEAD.seal(Array(try CompactJSONEncoder.data(text)), key: key, associatedData: Self.associatedData(id))
         let row = PendingText(id: id, channel: text.channel, sealed: Data(sealed), now: now)
         if let notBefore {
             // Its time to be delivered (and the maximum age) starts then.

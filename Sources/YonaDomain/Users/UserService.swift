@@ -395,7 +395,7 @@ package struct UserService: Sendable {
     // MARK: - helpers
 
     package func seal(_ privateData: UserPrivateData, key: UserKey, userID: UUID) throws -> EncryptedBlob {
-        key.seal(Array(try JSONEncoder().encode(privateData)), field: Self.privateDataField, recordID: userID)
+        key.seal(Array(try CompactJSONEncoder.data(privateData)), field: Self.privateDataField, recordID: userID)
     }
 
     package func newConfirmationCode() -> String {

@@ -41,7 +41,7 @@ package struct VPNAccountQueue: Sendable {
     }
 
     private func queue(_ change: VPNAccountChange, on db: any Database) async throws {
-        let sealed = AEAD.seal(Array(try JSONEncoder().encode(change)), key: key, associatedData: Self.associatedData)
+        let sealed = AEAD.seal(Array(try CompactJSONEncoder.data(change)), key: key, associatedData: Self.associatedData)
         try await PendingVPNAccountChange(sealed: Data(sealed)).create(on: db)
     }
 
