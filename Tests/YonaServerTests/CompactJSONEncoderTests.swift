@@ -83,7 +83,9 @@ import Testing
 
     @Test func floatingPointNumbersAndDatesAreWrittenByteForByteAsFoundationWritesThem() throws {
         var generator = SystemRandomNumberGenerator()
-        var doubles: [Double] = [0, -0.0, 1, -1, 0.5, 0.1, 100, 1e15, 1e16, 1e21, 1e22, 1e300, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
+        var doubles: [Double] = [
+            0, -0.0, 1, -1, 0.5, 0.1, 100, 1e15, 1e16, 1e21, 1e22, 1e300, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+        ]
         var floats: [Float] = [0, 1, 0.1, .greatestFiniteMagnitude, .leastNonzeroMagnitude]
         for _ in 0..<20_000 {
             let double = Double(bitPattern: UInt64.random(in: .min ... .max, using: &generator))
