@@ -210,7 +210,7 @@ package struct BuddyService: Sendable {
             var opened: [(NamedMessage, MessagePayload?)] = []
             for named in pending {
                 let payload = (try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox)).flatMap {
-                    try? JSONDecoder().decode(MessagePayload.self, from: Data($0))
+                    try? CompactJSONDecoder.decode(MessagePayload.self, from: $0)
                 }
                 opened.append((named, payload))
             }

@@ -225,7 +225,7 @@ package enum MessageWriter {
     }
 
     private static func payload(_ plaintext: [UInt8], of message: Message) throws -> MessagePayload {
-        let payload = try JSONDecoder().decode(MessagePayload.self, from: Data(plaintext))
+        let payload = try CompactJSONDecoder.decode(MessagePayload.self, from: plaintext)
         guard payload.messageID == message.id else { throw YonaError(.decryptingData) }
         return payload
     }

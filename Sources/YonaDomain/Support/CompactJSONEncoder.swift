@@ -9,8 +9,8 @@ import Foundation
 /// finished before its parent goes on. The JSON is what `JSONEncoder` with `.withoutEscapingSlashes` writes, except
 /// that members keep the order they were encoded in (Foundation's order comes from hashing and changes from process
 /// to process). Whatever this encoder cannot write the same way answers `nil`, and the caller uses `JSONEncoder`:
-/// data, URLs and decimals (Foundation's strategies), infinities and NaN, a container used after a later one took
-/// over, a key encoded twice in one object, `superEncoder`.
+/// URLs and decimals (Foundation's own writings), infinities and NaN, a container used after a later one took over, a
+/// key encoded twice in one object, `superEncoder`.
 package enum CompactJSONEncoder {
     /// The value's JSON, or `nil` when only Foundation's `JSONEncoder` writes it as it should be.
     package static func encode<T: Encodable>(_ value: T) -> [UInt8]? {
@@ -110,9 +110,13 @@ private final class JSONStreamWriter: Encoder {
             writeBool(unsafeBitCast(value, to: Bool.self))
             return
         }
-        // Foundation writes these with its strategies (base64, absolute strings, its own decimal formatting). A `Date`
+        // Foundation's default for data is base64 text; URLs and decimals have writings of Foundation's own. A `Date`
         // encodes itself as its seconds since 2001, which is Foundation's default strategy too.
-        if T.self == Data.self || T.self == URL.self || T.self == Decimal.self { throw NotStreamable() }
+        if T.self == Data.self {
+            writeString(unsafeBitCast(value, to: Data.self).base64EncodedString())
+            return
+        }
+        if T.self == URL.self || T.self == Decimal.self { throw NotStreamable() }
         let saved = (slotDepth, slotFilled, slot)
         slotDepth = stack.count
         slotFilled = false

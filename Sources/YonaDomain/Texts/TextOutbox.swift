@@ -139,7 +139,7 @@ package struct TextOutbox: Sendable {
 
     private func deliver(_ row: Claimed, now: Date) async throws {
         guard let plain = try? AEAD.open(Array(row.sealed), key: key, associatedData: Self.associatedData(row.id)),
-            let text = try? JSONDecoder().decode(OutgoingText.self, from: Data(plain))
+            let text = try? CompactJSONDecoder.decode(OutgoingText.self, from: plain)
         else {
             // Sealed under another recovery key (a restore without the secret): it can never go out.
             return try await finish(row, outcome: .rejected("UNREADABLE"), channel: "unknown", now: now)

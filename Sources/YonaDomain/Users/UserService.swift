@@ -102,7 +102,7 @@ package struct UserService: Sendable {
     package func open(_ record: User, key: UserKey) throws -> UnlockedUser {
         do {
             let plaintext = try key.open(EncryptedBlob(bytes: Array(record.privateData)), field: Self.privateDataField, recordID: record.id!)
-            let privateData = try JSONDecoder().decode(UserPrivateData.self, from: Data(plaintext))
+            let privateData = try CompactJSONDecoder.decode(UserPrivateData.self, from: plaintext)
             return UnlockedUser(record: record, key: key, privateData: privateData)
         } catch is CryptoError {
             throw YonaError(.decryptingData)

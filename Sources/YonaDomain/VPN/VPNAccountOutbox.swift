@@ -75,7 +75,7 @@ package struct VPNAccountOutbox: Sendable {
         while applied < limit, let head = try await claimHead(now: now) {
             do {
                 guard let plain = try? AEAD.open(Array(head.sealed), key: key, associatedData: VPNAccountQueue.associatedData),
-                    let change = try? JSONDecoder().decode(VPNAccountChange.self, from: Data(plain))
+                    let change = try? CompactJSONDecoder.decode(VPNAccountChange.self, from: plain)
                 else {
                     // Sealed under another recovery key (a restore without the secret): it can never be applied.
                     logger.error("vpn accounts: a queued change cannot be opened and is dropped")
