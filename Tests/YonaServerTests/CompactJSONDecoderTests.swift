@@ -58,6 +58,13 @@ import Testing
         }
     }
 
+    @Test func aRefusalTheTypeSwallowsLeavesTheDocumentToFoundation() throws {
+        // `1.0` for an Int and a skipped element: Foundation reads both; the reader must not answer in its place.
+        let json = Array(#"{"number":1.0,"strings":["a",{},"b"]}"#.utf8)
+        Self.sameReading(Lossy.self, json)
+        #expect(try CompactJSONDecoder.decode(Lossy.self, from: json) == Lossy(strings: ["a", "b"], number: 1))
+    }
+
     @Test func malformedAndUnusualDocumentsGetFoundationsAnswer() throws {
         let documents = [
             #"{"int":1,"text":"a","list":[1,2],"flag":true}"#, #"{"int":1.0,"text":"a","list":[],"flag":false}"#,
@@ -81,8 +88,52 @@ import Testing
         Self.sameReading(UUID.self, Array(#""6bd5a0b5-e3b5-4ac4-8c7a-6b9c4a9c3f0e""#.utf8))
         Self.sameReading(UUID.self, Array(#""6BD5A0B5-E3B5-4AC4-8C7A-6B9C4A9C3F0E""#.utf8))
         Self.sameReading(UUID.self, Array(#""6bd5a0b5-e3b5-4ac4-8c7a""#.utf8))
+        // What Foundation refuses although it scans: a number that reads as zero without being zero, a bad escape in a
+        // key nobody asks for, nesting beyond 512 (which also keeps a deep document from exhausting the stack).
+        Self.sameReading(Plain.self, Array(#"{"int":1,"text":"a","list":[],"flag":false,"d":1e-400}"#.utf8))
+        Self.sameReading(Plain.self, Array(#"{"int":1,"text":"a","list":[],"flag":false,"\x":2}"#.utf8))
+        Self.sameReading([[Int]].self, Array((String(repeating: "[", count: 600) + String(repeating: "]", count: 600)).utf8))
+        Self.sameReading([Int].self, Array((String(repeating: "[", count: 100_000)).utf8))
+        // A key spelled with a combining accent is the same key to Foundation (Swift string comparison).
+        Self.sameReading([String: Int].self, Array("{\"cafe\u{301}\":1}".utf8))
+        Self.sameReading(Accented.self, Array("{\"cafe\u{301}\":1}".utf8))
         // An error is Foundation's own.
         #expect(throws: DecodingError.self) { try CompactJSONDecoder.decode(Plain.self, from: Array("{".utf8)) }
+    }
+}
+
+private struct Accented: Codable, Equatable {
+    let value: Int?
+    enum CodingKeys: String, CodingKey { case value = "caf\u{e9}" }
+}
+
+/// Types that try a reading and go on when it fails.
+private struct Lossy: Decodable, Equatable {
+    let strings: [String]
+    let number: Int?
+
+    struct Skip: Decodable {}
+
+    enum CodingKeys: String, CodingKey { case strings, number }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        number = try? container.decode(Int.self, forKey: .number)
+        var list = try container.nestedUnkeyedContainer(forKey: .strings)
+        var strings: [String] = []
+        while !list.isAtEnd {
+            if let string = try? list.decode(String.self) {
+                strings.append(string)
+            } else {
+                _ = try? list.decode(Skip.self)
+            }
+        }
+        self.strings = strings
+    }
+
+    init(strings: [String], number: Int?) {
+        self.strings = strings
+        self.number = number
     }
 }
 

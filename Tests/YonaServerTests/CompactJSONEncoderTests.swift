@@ -137,6 +137,15 @@ import Testing
         }
     }
 
+    @Test func aRefusalTheTypeSwallowsStillFallsBack() throws {
+        // A type that tries a write and goes on when it fails: Foundation's bytes, not half a member.
+        for swallowed in Swallowing.allCases {
+            #expect(CompactJSONEncoder.encode(swallowed) == nil, "\(swallowed)")
+            let fallback = try CompactJSONEncoder.data(swallowed)
+            #expect(try CompactJSONEncoder.canonical(fallback) == CompactJSONEncoder.canonical(Self.foundation.encode(swallowed)))
+        }
+    }
+
     @Test func wellFormedShapesThatLookUnusualStillStream() throws {
         try Self.sameJSON(Shapes())
         try Self.sameJSON([Shapes(), Shapes()])
@@ -334,5 +343,21 @@ private indirect enum Tree: Encodable {
                 for value in row { try nested.encode(value) }
             }
         }
+    }
+}
+
+/// Types that swallow a failed write with `try?` and write on.
+private enum Swallowing: Encodable, CaseIterable {
+    case duplicateKey, url, nan
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(1, forKey: Key("a"))
+        switch self {
+        case .duplicateKey: try? container.encode(2, forKey: Key("a"))
+        case .url: try? container.encode(URL(string: "https://example.org/x")!, forKey: Key("u"))
+        case .nan: try? container.encode(Double.nan, forKey: Key("n"))
+        }
+        try container.encode(3, forKey: Key("b"))
     }
 }

@@ -169,15 +169,6 @@ package struct LinkBuilder: Sendable {
     }
 }
 
-#if DEBUG
-    /// What every HAL document was written with before `CompactJSONEncoder`; the debug build compares the two.
-    private let foundationHALEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return encoder
-    }()
-#endif
-
 extension Response {
     /// A HAL response with the given status. The document is written in one pass (`CompactJSONEncoder`); what that
     /// encoder leaves to Foundation goes through `JSONEncoder`.
@@ -187,7 +178,7 @@ extension Response {
         if let bytes = CompactJSONEncoder.encode(value) {
             #if DEBUG
                 // Every document the test suite renders is checked against Foundation's.
-                let foundation = try foundationHALEncoder.encode(value)
+                let foundation = try CompactJSONEncoder.fallback.encode(value)
                 if try CompactJSONEncoder.canonical(Data(bytes)) != CompactJSONEncoder.canonical(foundation) {
                     preconditionFailure(
                         "CompactJSONEncoder wrote \(String(decoding: bytes, as: UTF8.self)) for \(String(decoding: foundation, as: UTF8.self))")
@@ -195,7 +186,7 @@ extension Response {
             #endif
             response.body = .init(buffer: ByteBuffer(bytes: bytes))
         } else {
-            response.body = .init(data: try CompactJSONEncoder.data(value))
+            response.body = .init(data: try CompactJSONEncoder.fallback.encode(value))
         }
         return response
     }

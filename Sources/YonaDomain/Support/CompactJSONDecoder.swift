@@ -26,6 +26,7 @@ private struct NotReadable: Error {}
 
 /// One JSON value of the document: its kind, where its text is, and for a container the index after its last node.
 private struct JSONNode {
+    /// `escapedString`: a string with escapes or bytes beyond ASCII, read (and compared as a key) as a Swift string.
     enum Kind: UInt8 { case object, array, string, escapedString, number, integer, bool, null }
     let kind: Kind
     /// For strings the text between the quotes; for numbers their text; for `true`/`false` the first byte.
@@ -38,6 +39,16 @@ private struct JSONNode {
 private final class JSONNodeReader {
     let bytes: [UInt8]
     @exclusivity(unchecked) var nodes: [JSONNode] = []
+    /// Set by every refusal, even one a type swallows with `try?`: Foundation might have read that value, so the
+    /// whole document is then Foundation's.
+    @exclusivity(unchecked) var failed = false
+    /// Containers open while scanning; Foundation stops at 512.
+    @exclusivity(unchecked) var depth = 0
+
+    func refuse() -> NotReadable {
+        failed = true
+        return NotReadable()
+    }
 
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -47,8 +58,10 @@ private final class JSONNodeReader {
         nodes.reserveCapacity(bytes.count / 8)
         var position = try scanValue(at: skipWhitespace(0))
         position = skipWhitespace(position)
-        guard position == bytes.count else { throw NotReadable() }
-        return try decode(T.self, node: 0)
+        guard position == bytes.count else { throw refuse() }
+        let value = try decode(T.self, node: 0)
+        guard !failed else { throw NotReadable() }
+        return value
     }
 
     // MARK: scanning
@@ -66,7 +79,7 @@ private final class JSONNodeReader {
 
     /// Scans the value at `start` (no whitespace before it), appending its nodes; returns the position after it.
     func scanValue(at start: Int) throws -> Int {
-        guard start < bytes.count else { throw NotReadable() }
+        guard start < bytes.count else { throw refuse() }
         switch bytes[start] {
         case UInt8(ascii: "{"): return try scanContainer(at: start, kind: .object, closer: UInt8(ascii: "}"))
         case UInt8(ascii: "["): return try scanContainer(at: start, kind: .array, closer: UInt8(ascii: "]"))
@@ -79,6 +92,9 @@ private final class JSONNodeReader {
     }
 
     func scanContainer(at start: Int, kind: JSONNode.Kind, closer: UInt8) throws -> Int {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= 512 else { throw refuse() }
         let index = nodes.count
         nodes.append(JSONNode(kind: kind, start: start, end: start, after: 0))
         var position = skipWhitespace(start + 1)
@@ -88,18 +104,18 @@ private final class JSONNodeReader {
         }
         while true {
             if kind == .object {
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw NotReadable() }
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw refuse() }
                 position = skipWhitespace(try scanString(at: position))
-                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw NotReadable() }
+                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw refuse() }
                 position = skipWhitespace(position + 1)
             }
             position = skipWhitespace(try scanValue(at: position))
-            guard position < bytes.count else { throw NotReadable() }
+            guard position < bytes.count else { throw refuse() }
             if bytes[position] == UInt8(ascii: ",") {
                 position = skipWhitespace(position + 1)
                 continue
             }
-            guard bytes[position] == closer else { throw NotReadable() }
+            guard bytes[position] == closer else { throw refuse() }
             nodes[index].after = nodes.count
             return position + 1
         }
@@ -114,20 +130,30 @@ private final class JSONNodeReader {
                 nodes.append(JSONNode(kind: escaped ? .escapedString : .string, start: start + 1, end: position, after: 0))
                 return position + 1
             }
-            guard byte >= 0x20 else { throw NotReadable() }
-            if byte == UInt8(ascii: "\\") {
+            guard byte >= 0x20 else { throw refuse() }
+            if byte >= 0x80 {
+                // Not ASCII: read and compared as a Swift string (canonical equivalence, as Foundation compares keys).
                 escaped = true
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+                guard position + 1 < bytes.count else { throw refuse() }
+                switch bytes[position + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+                    UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "u"):
+                    break
+                default: throw refuse()
+                }
                 position += 1
             }
             position += 1
         }
-        throw NotReadable()
+        throw refuse()
     }
 
     func scanLiteral(_ literal: StaticString, at start: Int, kind: JSONNode.Kind) throws -> Int {
         let count = literal.utf8CodeUnitCount
-        guard start + count <= bytes.count else { throw NotReadable() }
-        for offset in 0..<count where bytes[start + offset] != literal.utf8Start[offset] { throw NotReadable() }
+        guard start + count <= bytes.count else { throw refuse() }
+        for offset in 0..<count where bytes[start + offset] != literal.utf8Start[offset] { throw refuse() }
         nodes.append(JSONNode(kind: kind, start: start, end: start + count, after: 0))
         return start + count
     }
@@ -143,17 +169,17 @@ private final class JSONNodeReader {
         if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
         let integerStart = position
         let integerDigits = digits()
-        guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { throw NotReadable() }
+        guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { throw refuse() }
         var integer = true
         if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
             position += 1
-            guard digits() > 0 else { throw NotReadable() }
+            guard digits() > 0 else { throw refuse() }
             integer = false
         }
         if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
             position += 1
             if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
-            guard digits() > 0 else { throw NotReadable() }
+            guard digits() > 0 else { throw refuse() }
             integer = false
         }
         nodes.append(JSONNode(kind: integer ? .integer : .number, start: start, end: position, after: 0))
@@ -174,10 +200,10 @@ private final class JSONNodeReader {
         let node = nodes[index]
         switch node.kind {
         case .string:
-            guard let text = String(validating: bytes[node.start..<node.end], as: UTF8.self) else { throw NotReadable() }
+            guard let text = String(validating: bytes[node.start..<node.end], as: UTF8.self) else { throw refuse() }
             return text
         case .escapedString: return try unescape(node)
-        default: throw NotReadable()
+        default: throw refuse()
         }
     }
 
@@ -186,7 +212,7 @@ private final class JSONNodeReader {
         out.reserveCapacity(node.end - node.start)
         var position = node.start
         func hex4() throws -> UInt32 {
-            guard position + 4 <= node.end else { throw NotReadable() }
+            guard position + 4 <= node.end else { throw refuse() }
             var value: UInt32 = 0
             for offset in 0..<4 {
                 let byte = bytes[position + offset]
@@ -195,7 +221,7 @@ private final class JSONNodeReader {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
                 case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
                 case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-                default: throw NotReadable()
+                default: throw refuse()
                 }
                 value = value << 4 | digit
             }
@@ -209,7 +235,7 @@ private final class JSONNodeReader {
                 out.append(byte)
                 continue
             }
-            guard position < node.end else { throw NotReadable() }
+            guard position < node.end else { throw refuse() }
             let escape = bytes[position]
             position += 1
             switch escape {
@@ -224,25 +250,25 @@ private final class JSONNodeReader {
                 if (0xD800..<0xDC00).contains(scalar) {
                     // A high surrogate must be followed by an escaped low one.
                     guard position + 2 <= node.end, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
-                        throw NotReadable()
+                        throw refuse()
                     }
                     position += 2
                     let low = try hex4()
-                    guard (0xDC00..<0xE000).contains(low) else { throw NotReadable() }
+                    guard (0xDC00..<0xE000).contains(low) else { throw refuse() }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 }
-                guard let unicode = Unicode.Scalar(scalar) else { throw NotReadable() }
+                guard let unicode = Unicode.Scalar(scalar) else { throw refuse() }
                 out.append(contentsOf: Array(String(Character(unicode)).utf8))
-            default: throw NotReadable()
+            default: throw refuse()
             }
         }
-        guard let text = String(validating: out, as: UTF8.self) else { throw NotReadable() }
+        guard let text = String(validating: out, as: UTF8.self) else { throw refuse() }
         return text
     }
 
     func integer<T: FixedWidthInteger>(_ type: T.Type, _ index: Int) throws -> T {
         let node = nodes[index]
-        guard node.kind == .integer else { throw NotReadable() }
+        guard node.kind == .integer else { throw refuse() }
         var position = node.start
         let negative = bytes[position] == UInt8(ascii: "-")
         if negative { position += 1 }
@@ -251,7 +277,7 @@ private final class JSONNodeReader {
             let digit = T(bytes[position] - UInt8(ascii: "0"))
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-            guard !overflow1, !overflow2 else { throw NotReadable() }
+            guard !overflow1, !overflow2 else { throw refuse() }
             value = next
             position += 1
         }
@@ -262,13 +288,21 @@ private final class JSONNodeReader {
         let node = nodes[index]
         guard node.kind == .integer || node.kind == .number,
             let text = String(validating: bytes[node.start..<node.end], as: UTF8.self), let value = T(text), value.isFinite
-        else { throw NotReadable() }
+        else { throw refuse() }
+        // Foundation refuses a number that is not zero but reads as zero (`1e-400`).
+        if value == 0,
+            text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: {
+                $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9")
+            })
+        {
+            throw refuse()
+        }
         return value
     }
 
     func bool(_ index: Int) throws -> Bool {
         let node = nodes[index]
-        guard node.kind == .bool else { throw NotReadable() }
+        guard node.kind == .bool else { throw refuse() }
         return bytes[node.start] == UInt8(ascii: "t")
     }
 
@@ -280,17 +314,17 @@ private final class JSONNodeReader {
         if T.self == Bool.self { return unsafeBitCast(try bool(index), to: T.self) }
         if T.self == UUID.self {
             let text = try string(index)
-            guard let id = UUID(text: text) ?? UUID(uuidString: text) else { throw NotReadable() }
+            guard let id = UUID(text: text) ?? UUID(uuidString: text) else { throw refuse() }
             return unsafeBitCast(id, to: T.self)
         }
         if T.self == Date.self {
             return unsafeBitCast(Date(timeIntervalSinceReferenceDate: try floatingPoint(Double.self, index)), to: T.self)
         }
         if T.self == Data.self {
-            guard let data = Data(base64Encoded: try string(index)) else { throw NotReadable() }
+            guard let data = Data(base64Encoded: try string(index)) else { throw refuse() }
             return unsafeBitCast(data, to: T.self)
         }
-        if T.self == URL.self || T.self == Decimal.self { throw NotReadable() }
+        if T.self == URL.self || T.self == Decimal.self { throw refuse() }
         return try T(from: NodeDecoder(reader: self, index: index))
     }
 }
@@ -303,12 +337,12 @@ private struct NodeDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard reader.nodes[index].kind == .object else { throw NotReadable() }
+        guard reader.nodes[index].kind == .object else { throw reader.refuse() }
         return KeyedDecodingContainer(KeyedReader<Key>(reader: reader, object: index))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard reader.nodes[index].kind == .array else { throw NotReadable() }
+        guard reader.nodes[index].kind == .array else { throw reader.refuse() }
         return UnkeyedReader(reader: reader, array: index)
     }
 
@@ -416,8 +450,8 @@ private final class KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol 
         try NodeDecoder(reader: reader, index: try required(key)).unkeyedContainer()
     }
 
-    func superDecoder() throws -> any Decoder { throw NotReadable() }
-    func superDecoder(forKey key: Key) throws -> any Decoder { throw NotReadable() }
+    func superDecoder() throws -> any Decoder { throw reader.refuse() }
+    func superDecoder(forKey key: Key) throws -> any Decoder { throw reader.refuse() }
 }
 
 private struct UnkeyedReader: UnkeyedDecodingContainer {
@@ -442,8 +476,9 @@ private struct UnkeyedReader: UnkeyedDecodingContainer {
         self.count = count
     }
 
-    /// The next element's node, which the caller then reads; `null` only where `nullable` (a type that reads itself).
-    private mutating func take(nullable: Bool = false) throws -> Int {
+    /// Reads the next element with `read` and moves past it only once it was read, as Foundation does (a type may
+    /// try another reading of the same element); `null` only where `nullable` (a type that reads itself).
+    private mutating func take<Value>(nullable: Bool = false, _ read: (JSONNodeReader, Int) throws -> Value) throws -> Value {
         guard next < end else {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: [], debugDescription: "Unkeyed container is at its end"))
         }
@@ -451,9 +486,10 @@ private struct UnkeyedReader: UnkeyedDecodingContainer {
         guard nullable || reader.nodes[index].kind != .null else {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: [], debugDescription: "null in an array"))
         }
+        let value = try read(reader, index)
         next = reader.after(index)
         currentIndex += 1
-        return index
+        return value
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -466,31 +502,31 @@ private struct UnkeyedReader: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(try take()) }
-    mutating func decode(_ type: String.Type) throws -> String { try reader.string(try take()) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try reader.floatingPoint(Double.self, try take()) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try reader.floatingPoint(Float.self, try take()) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try reader.integer(Int.self, try take()) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(Int8.self, try take()) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(Int16.self, try take()) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(Int32.self, try take()) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try reader.integer(Int64.self, try take()) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(UInt.self, try take()) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(UInt8.self, try take()) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(UInt16.self, try take()) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(UInt32.self, try take()) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(UInt64.self, try take()) }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decode(T.self, node: try take(nullable: true)) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try take { try $0.bool($1) } }
+    mutating func decode(_ type: String.Type) throws -> String { try take { try $0.string($1) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try take { try $0.floatingPoint(Double.self, $1) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try take { try $0.floatingPoint(Float.self, $1) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try take { try $0.integer(Int.self, $1) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try take { try $0.integer(Int8.self, $1) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try take { try $0.integer(Int16.self, $1) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try take { try $0.integer(Int32.self, $1) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try take { try $0.integer(Int64.self, $1) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try take { try $0.integer(UInt.self, $1) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try take { try $0.integer(UInt8.self, $1) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try take { try $0.integer(UInt16.self, $1) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try take { try $0.integer(UInt32.self, $1) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try take { try $0.integer(UInt64.self, $1) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try take(nullable: true) { try $0.decode(T.self, node: $1) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try NodeDecoder(reader: reader, index: try take()).container(keyedBy: NestedKey.self)
+        try take { try NodeDecoder(reader: $0, index: $1).container(keyedBy: NestedKey.self) }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try NodeDecoder(reader: reader, index: try take()).unkeyedContainer()
+        try take { try NodeDecoder(reader: $0, index: $1).unkeyedContainer() }
     }
 
-    mutating func superDecoder() throws -> any Decoder { throw NotReadable() }
+    mutating func superDecoder() throws -> any Decoder { throw reader.refuse() }
 }
 
 private struct SingleValueReader: SingleValueDecodingContainer {

@@ -26,10 +26,11 @@ package enum CompactJSONEncoder {
     /// The value's JSON from this encoder, or from Foundation's (without escaped slashes) where this one falls back.
     package static func data<T: Encodable>(_ value: T) throws -> Data {
         if let bytes = encode(value) { return Data(bytes) }
-        return try foundation.encode(value)
+        return try fallback.encode(value)
     }
 
-    private static let foundation: JSONEncoder = {
+    /// Foundation's encoder as this one's fallback: without escaped slashes, otherwise its defaults.
+    package static let fallback: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         return encoder
@@ -93,6 +94,13 @@ private final class JSONStreamWriter: Encoder {
         keys.reserveCapacity(64)
     }
 
+    /// Marks the document as Foundation's and returns the error to throw: a type that swallows the error (`try?`)
+    /// must not leave half a member in bytes that are then answered.
+    func refuse() -> NotStreamable {
+        failed = true
+        return NotStreamable()
+    }
+
     // MARK: values
 
     /// Encodes one value in the current position (after a key, a comma or nothing).
@@ -116,7 +124,7 @@ private final class JSONStreamWriter: Encoder {
             writeString(unsafeBitCast(value, to: Data.self).base64EncodedString())
             return
         }
-        if T.self == URL.self || T.self == Decimal.self { throw NotStreamable() }
+        if T.self == URL.self || T.self == Decimal.self { throw refuse() }
         let saved = (slotDepth, slotFilled, slot)
         slotDepth = stack.count
         slotFilled = false
@@ -126,7 +134,7 @@ private final class JSONStreamWriter: Encoder {
         try close(downTo: slotDepth)
         if !slotFilled {
             // As Foundation: a value that encodes nothing is an empty object, and an error at the top.
-            guard slotDepth > 0 else { throw NotStreamable() }
+            guard slotDepth > 0 else { throw refuse() }
             bytes.append(contentsOf: "{}".utf8)
         }
         (slotDepth, slotFilled, slot) = saved
@@ -134,7 +142,7 @@ private final class JSONStreamWriter: Encoder {
 
     /// Writes the closers of every container deeper than `depth`.
     func close(downTo depth: Int) throws {
-        guard stack.count >= depth else { throw NotStreamable() }
+        guard stack.count >= depth else { throw refuse() }
         while stack.count > depth {
             let level = stack.removeLast()
             if level.keyed { keys.removeSubrange(level.firstKey...) }
@@ -145,7 +153,7 @@ private final class JSONStreamWriter: Encoder {
     /// Makes the container at `position` the innermost open one and writes the comma before its next element.
     func prepareElement(at position: Position) throws {
         let depth = position.depth
-        guard depth > 0, depth <= stack.count, stack[depth - 1].serial == position.serial else { throw NotStreamable() }
+        guard depth > 0, depth <= stack.count, stack[depth - 1].serial == position.serial else { throw refuse() }
         try close(downTo: depth)
         if stack[depth - 1].count > 0 { bytes.append(UInt8(ascii: ",")) }
         stack[depth - 1].count += 1
@@ -154,7 +162,7 @@ private final class JSONStreamWriter: Encoder {
     func prepareMember(_ key: String, at position: Position) throws {
         try prepareElement(at: position)
         let firstKey = stack[position.depth - 1].firstKey
-        if keys.count > firstKey, keys[firstKey...].contains(key) { throw NotStreamable() }
+        if keys.count > firstKey, keys[firstKey...].contains(key) { throw refuse() }
         keys.append(key)
         writeString(key)
         bytes.append(UInt8(ascii: ":"))
@@ -169,7 +177,7 @@ private final class JSONStreamWriter: Encoder {
 
     /// The single value a `singleValueContainer` writes: only once, and only in a value's own slot.
     func claimSlot(_ serial: Int) throws {
-        guard !slotFilled, serial == slot else { throw NotStreamable() }
+        guard !slotFilled, serial == slot else { throw refuse() }
         try close(downTo: slotDepth)
         slotFilled = true
     }
@@ -251,7 +259,7 @@ private final class JSONStreamWriter: Encoder {
     /// A finite number as Foundation writes it: Swift's shortest round-tripping text without a trailing `.0`.
     /// Foundation refuses infinities and NaN by default; they fall back so that it says so.
     func writeFloatingPoint<T: BinaryFloatingPoint & LosslessStringConvertible>(_ value: T) throws {
-        guard value.isFinite else { throw NotStreamable() }
+        guard value.isFinite else { throw refuse() }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         bytes.append(contentsOf: text.utf8)
