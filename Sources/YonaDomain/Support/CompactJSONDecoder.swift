@@ -1,4 +1,5 @@
 import Foundation
+import YonaCrypto
 
 /// Reads the JSON the server sealed itself (message payloads, private data, outbox rows) into `Decodable` values
 /// without Foundation's `JSONDecoder`: 15% of an inbox page's CPU was that decoder opening 20 payloads and the
@@ -215,15 +216,8 @@ private final class JSONNodeReader {
             guard position + 4 <= node.end else { throw refuse() }
             var value: UInt32 = 0
             for offset in 0..<4 {
-                let byte = bytes[position + offset]
-                let digit: UInt32
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-                default: throw refuse()
-                }
-                value = value << 4 | digit
+                guard let digit = Hex.value(bytes[position + offset]) else { throw refuse() }
+                value = value << 4 | UInt32(digit)
             }
             position += 4
             return value
