@@ -346,14 +346,14 @@ private struct NodeDecoder: Decoder {
 private final class KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let reader: JSONNodeReader
     let object: Int
-    /// The key node of the member found last; the next search starts after it.
-    var hint: Int
+    /// The key node of the member found last. Swift's `decodeIfPresent` asks `contains`, then `decodeNil`, then
+    /// `decode` for one key: the later asks find it here; a search for another key starts after it.
+    var last: Int?
     var codingPath: [any CodingKey] { [] }
 
     init(reader: JSONNodeReader, object: Int) {
         self.reader = reader
         self.object = object
-        hint = object + 1
     }
 
     var allKeys: [Key] {
@@ -372,26 +372,25 @@ private final class KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol 
         guard end > object + 1 else { return nil }
         var name = key.stringValue
         return try name.withUTF8 { wanted -> Int? in
-            // From the hint to the end, then from the start to the hint.
-            var member = hint < end ? hint : object + 1
+            func isKey(_ member: Int) throws -> Bool {
+                let node = reader.nodes[member]
+                guard node.kind == .string else { return try reader.string(member) == key.stringValue }
+                return node.end - node.start == wanted.count
+                    && reader.bytes.withUnsafeBufferPointer { all in
+                        memcmp(all.baseAddress! + node.start, wanted.baseAddress!, wanted.count) == 0
+                    }
+            }
+            if let last, try isKey(last) { return last + 1 }
+            // From the member after the last one found to the end, then from the start.
+            let afterLast = last.map { reader.after($0 + 1) } ?? end
+            var member = afterLast < end ? afterLast : object + 1
             let first = member
             repeat {
-                let node = reader.nodes[member]
-                let found: Bool
-                if node.kind == .string {
-                    found =
-                        node.end - node.start == wanted.count
-                        && reader.bytes.withUnsafeBufferPointer { all in
-                            memcmp(all.baseAddress! + node.start, wanted.baseAddress!, wanted.count) == 0
-                        }
-                } else {
-                    found = try reader.string(member) == key.stringValue
-                }
-                let next = reader.after(member + 1)
-                if found {
-                    hint = next
+                if try isKey(member) {
+                    last = member
                     return member + 1
                 }
+                let next = reader.after(member + 1)
                 member = next < end ? next : object + 1
             } while member != first
             return nil

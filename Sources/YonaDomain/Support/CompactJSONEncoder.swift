@@ -299,6 +299,7 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try writer.prepareMember(key.stringValue, at: position)
         try writer.writeFloatingPoint(value)
     }
+
     func encode(_ value: Int, forKey key: Key) throws { try integer(value, key) }
     func encode(_ value: Int8, forKey key: Key) throws { try integer(value, key) }
     func encode(_ value: Int16, forKey key: Key) throws { try integer(value, key) }
@@ -324,7 +325,7 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
         do {
             try writer.prepareMember(key.stringValue, at: position)
         } catch {
-            writer.failed = true
+            // `prepare…` refused, which hands the document to Foundation.
             return KeyedEncodingContainer(KeyedWriter<NestedKey>(writer: writer, position: .none))
         }
         return KeyedEncodingContainer(
@@ -335,7 +336,7 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
         do {
             try writer.prepareMember(key.stringValue, at: position)
         } catch {
-            writer.failed = true
+            // `prepare…` refused, which hands the document to Foundation.
             return UnkeyedWriter(writer: writer, position: .none)
         }
         return UnkeyedWriter(writer: writer, position: writer.open(UInt8(ascii: "["), UInt8(ascii: "]"), keyed: false))
@@ -386,6 +387,7 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         try writer.prepareElement(at: position)
         try writer.writeFloatingPoint(value)
     }
+
     func encode(_ value: Int) throws { try integer(value) }
     func encode(_ value: Int8) throws { try integer(value) }
     func encode(_ value: Int16) throws { try integer(value) }
@@ -411,7 +413,7 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         do {
             try writer.prepareElement(at: position)
         } catch {
-            writer.failed = true
+            // `prepare…` refused, which hands the document to Foundation.
             return KeyedEncodingContainer(KeyedWriter<NestedKey>(writer: writer, position: .none))
         }
         return KeyedEncodingContainer(
@@ -422,7 +424,7 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         do {
             try writer.prepareElement(at: position)
         } catch {
-            writer.failed = true
+            // `prepare…` refused, which hands the document to Foundation.
             return UnkeyedWriter(writer: writer, position: .none)
         }
         return UnkeyedWriter(writer: writer, position: writer.open(UInt8(ascii: "["), UInt8(ascii: "]"), keyed: false))
@@ -463,6 +465,7 @@ private struct SingleValueWriter: SingleValueEncodingContainer {
         try writer.claimSlot(slot)
         try writer.writeFloatingPoint(value)
     }
+
     func encode(_ value: Int) throws { try integer(value) }
     func encode(_ value: Int8) throws { try integer(value) }
     func encode(_ value: Int16) throws { try integer(value) }
