@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`scripts/bench ingest` and `scripts/bench read`: the hot paths as ratios against `/health`, measured with wrk.
 
-Usage: bench_hot.py ingest|read BASE_URL sqlite|postgres DB SERVER_PID WORK_DIR [--prefill N]
+Usage: bench_hot.py ingest|read BASE_URL sqlite|postgres DB SERVER_PID WORK_DIR [--prefill N] [--bin YONA_SERVER]
 
 DB is the SQLite file or the PostgreSQL URL the running server (a test server, `serve --no-workers`) uses.
 Users, goals and buddies are made through the API; bulk history (activities, inbox messages) is copied in
@@ -18,11 +18,15 @@ Idempotency-Key:
 Then N activities (default 1,000,000) are added to those users' history and the runs repeat.
 
 read: the profile (`GET /users/{u}` with Yona-Password) of a user with 5 buddies, and the inbox page
-(`GET /users/{u}/messages/?page=0&size=20`) of a user with 100 messages, then with 100,000. Between them, reads
+(`GET /users/{u}/messages/?page=0&size=20`) of a user with 100 messages, then with 100,000 (copied in SQL; the
+copies' inbox count changes are folded by `YONA_SERVER workers`, started with the environment the server got and
+stopped once they are, before the page is measured: what a server with its workers does a few seconds after such
+a burst). Between them, reads
 during writes: the classifier's events for that user and its buddies alone, then at the same time as the profile
 reads (each its own wrk, 32 connections), to show whether a read waits behind a queue of writes.
 """
 import re
+import signal
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +39,7 @@ from bench_api import ok, stamp
 
 MODE, BASE, KIND, DB, SERVER_PID, WORK = sys.argv[1:7]
 PREFILL = int(sys.argv[sys.argv.index("--prefill") + 1]) if "--prefill" in sys.argv else 1_000_000
+SERVER_BIN = sys.argv[sys.argv.index("--bin") + 1] if "--bin" in sys.argv else None
 TOKEN = {"Authorization": "Bearer bench-internal-token-0123"}
 DURATION, CONNECTIONS = "10s", 32
 YEARS_BACK = 20  # goals and users are dated this far back so that every back-dated conflict counts
@@ -282,13 +287,36 @@ def prefill_messages(user, total):
             FROM (SELECT * FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)} AND is_sent_item = {'false' if KIND == 'postgres' else '0'}
                   ORDER BY creation_time LIMIT 1) AS m, {series(total - present)}""")
     sql("ANALYZE")
+    # The copies went through the store's triggers like any message: the workers fold their changes into the inbox's
+    # count (`fold-inbox-counts`); the page is measured once they have, as it would be a few seconds later.
+    fold_changes()
     return int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
+
+
+def fold_changes():
+    """Runs `workers` beside the server until the inbox count changes are folded; prints how long that took."""
+    exists = "SELECT to_regclass('inbox_count_changes') IS NOT NULL" if KIND == "postgres" else \
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'inbox_count_changes'"
+    if SERVER_BIN is None or sql(exists) not in ("t", "1"):  # an earlier build (YONA_BENCH_BIN) counts the inbox
+        return
+    started = time.monotonic()
+    workers = subprocess.Popen([SERVER_BIN, "workers"], stdout=subprocess.DEVNULL, stderr=open(f"{WORK}/workers.log", "ab"))
+    try:
+        while int(sql("SELECT count(*) FROM inbox_count_changes")) > 0:
+            assert workers.poll() is None, f"workers stopped (exit {workers.returncode}); see {WORK}/workers.log"
+            assert time.monotonic() - started < 300, "the inbox count changes were not folded within 5 minutes"
+            time.sleep(0.2)
+    finally:
+        workers.send_signal(signal.SIGINT)
+        workers.wait(60)
+    print(f"inbox count changes folded by `workers` in {time.monotonic() - started:.1f} s (start included)")
 
 
 def read():
     users, buddies = make_people(1, "4")
     user = users[0]
     conflicts(user, 95)  # with the 5 acceptances: about 100 messages
+    fold_changes()
     count = int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
     profile = get_script(f"/users/{user.id}?requestingUserId={user.id}", user.headers)
     inbox = get_script(f"/users/{user.id}/messages/?page=0&size=20", user.headers)

@@ -30,24 +30,30 @@ package struct MessageService: Sendable {
         let inbox = try user.anonymousInbox()
         let envelopeKey = MessageWriter.envelopeKey(of: inbox)
         while true {
-            // Raw SQL, two round trips: the page is the app's inbox screen. A sender's own copy of a comment is listed
+            // Raw SQL, one round trip: the page is the app's inbox screen. A sender's own copy of a comment is listed
             // with its thread only, as Yona's; a copy of an expired announcement is not listed (it is purged soon).
+            // The count is kept, not counted (`InboxCounts`): the same whether the inbox holds 100 messages or 100,000,
+            // and cheap enough to read beside each row (both stores evaluate the uncorrelated expression once).
             let now = Date()
+            let owner = user.privateData.userAnonymizedID
             let unread: SQLQueryString = onlyUnread ? "AND is_read = \(bind: false)" : ""
-            let inboxOf: SQLQueryString = """
-                FROM \(unsafeRaw: Message.schema) WHERE user_anonymized_id = \(bind: user.privateData.userAnonymizedID)
-                AND is_sent_item = \(bind: false) \(unread)
+            let found = try await db.sql.raw(
+                """
+                SELECT \(unsafeRaw: Message.columns), \(InboxCounts.expression(in: owner, onlyUnread: onlyUnread, now: now)) AS total
+                FROM \(unsafeRaw: Message.schema) WHERE user_anonymized_id = \(bind: owner) AND is_sent_item = \(bind: false) \(unread)
                 AND (announcement_id IS NULL OR announcement_id NOT IN (
                     SELECT id FROM \(unsafeRaw: SystemAnnouncement.schema) WHERE expires_at <= \(bind: now)))
-                """
-            let count = try await db.sql.raw("SELECT COUNT(*) AS total \(inboxOf)").first()
-            let total = try count?.decode(column: "total", as: Int.self) ?? 0
-            let rows = try await db.sql.raw(
-                """
-                SELECT \(unsafeRaw: Message.columns) \(inboxOf)
                 ORDER BY creation_time DESC, id DESC LIMIT \(literal: size) OFFSET \(literal: number * size)
                 """
-            ).all().map(Message.init(row:))
+            ).all()
+            // A page past the end has no row to carry the count.
+            let total: Int
+            if let first = found.first {
+                total = try first.decode(column: "total", as: Int.self)
+            } else {
+                total = try await InboxCounts.listed(in: owner, onlyUnread: onlyUnread, on: db, now: now)
+            }
+            let rows = try found.map(Message.init(row:))
             var envelopes: [(message: Message, envelope: Data)] = []
             let listed = try rows.map { row in
                 let (payload, envelope) = try MessageWriter.open(row, with: inbox, envelopeKey: envelopeKey)

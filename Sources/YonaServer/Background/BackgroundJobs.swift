@@ -37,6 +37,8 @@ extension Application {
                 try await TextOutbox.purgeFailed(on: app.db)
                 return false
             },
+            // The inbox counts' changes, folded soon so a page's count reads few rows (docs/performance.md).
+            job("fold-inbox-counts", every: .seconds(5)) { try await InboxCounts.fold(on: app.db) == InboxCounts.foldLimit },
             job("purge-expired-announcements", every: .seconds(60)) {
                 try await AnnouncementService(db: app.db).purgeExpired()
                 return false

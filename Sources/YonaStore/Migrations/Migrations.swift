@@ -49,5 +49,6 @@ package enum YonaMigrations {
         AddNamedInboxIndex(),
         AddAnnouncementToInboxIndex(),
         StoreMessagesInWritingOrder(),
+        CountInboxesWithoutAHotRow(),
     ]
 }
