@@ -243,21 +243,29 @@ private final class Round {
     private var newKeys: [String] = []
     /// The latest day of activity per device this round, where it moves the device's "last seen" forward.
     private var lastDays: [UUID: String] = [:]
-    /// The buddies each of the round's users shares with, and the inbox keys of all of them, read at the round's
-    /// first conflict; the messages its conflicts raised, written at its end.
+    /// The buddies each of the round's users shares with, read with their inbox keys at the round's first conflict;
+    /// the inbox keys of the round's users, read with their locks; the messages its conflicts raised, written at its
+    /// end.
     private var sharing: [UUID: [UUID]]?
-    private var inboxKeys: [UUID: [UInt8]] = [:]
+    private var inboxKeys: [UUID: [UInt8]]
+    /// The devices that can get a push, of every user in `pushDevicesKnown` (the round's users, then their buddies),
+    /// read with them, so the round's pushes need no read of their own.
+    private var pushDevices: [UUID: Set<UUID>]
+    private var pushDevicesKnown: Set<UUID>
     private var deliveries: [MessageWriter.Delivery] = []
     /// Their payloads, sealed on another thread while the round goes on with the database (sealing is the CPU
     /// part of a conflict, and a round's database work is one chain of round trips).
     private var sealing: [Task<[Data], any Error>] = []
 
     private init(
-        categories: [CategoryMatch], users: Set<UUID>, devices: [DeviceKey: Device], goals: [UUID: [Goal]], storedKeys: Set<String>,
-        now: Date
+        categories: [CategoryMatch], users: Set<UUID>, inboxKeys: [UUID: [UInt8]], devices: [DeviceKey: Device],
+        pushDevices: [UUID: Set<UUID>], goals: [UUID: [Goal]], storedKeys: Set<String>, now: Date
     ) {
         self.categories = categories
         self.users = users
+        self.inboxKeys = inboxKeys
+        self.pushDevices = pushDevices
+        self.pushDevicesKnown = users
         self.devices = devices
         self.goals = goals
         self.storedKeys = storedKeys
@@ -265,27 +273,36 @@ private final class Round {
     }
 
     /// Locks the round's users (in one order, so rounds of several instances never deadlock; `NO KEY UPDATE`, so a
-    /// message inserted for a locked user elsewhere does not wait) and reads their devices, their goals on the
+    /// message inserted for a locked user elsewhere does not wait) with their devices, and reads their goals on the
     /// categories the round names, and which of its idempotency keys are known.
     package static func load(_ reports: [ActivityReport], categories: [CategoryMatch], on tx: any Database, now: Date) async throws -> Round {
         let userIDs = Array(Set(reports.map(\.userAnonymizedID))).sorted { $0.uuidString < $1.uuidString }
-        let lock = tx.sql.dialect.name == "sqlite" ? "" : " ORDER BY id FOR NO KEY UPDATE"
-        let users = Set(
-            try await tx.sql.raw("SELECT id FROM \(unsafeRaw: UserAnonymized.schema) WHERE id IN (\(binds: userIDs))\(unsafeRaw: lock)").all()
-                .map { try $0.decode(column: "id", as: UUID.self) })
-        guard !users.isEmpty else { return Round(categories: categories, users: [], devices: [:], goals: [:], storedKeys: [], now: now) }
+        // The users and their devices in one statement (one round trip fewer per round): a user without a device still
+        // has its row, with nulls for the device's columns. The lock is on the users' rows only.
+        let lock = tx.sql.dialect.name == "sqlite" ? "" : " ORDER BY u.id FOR NO KEY UPDATE OF u"
+        var users: Set<UUID> = []
+        var inboxKeys: [UUID: [UInt8]] = [:]
         var devices: [DeviceKey: Device] = [:]
+        var pushDevices: [UUID: Set<UUID>] = [:]
         for row in try await tx.sql.raw(
             """
-            SELECT id, user_anonymized_id, device_index, operating_system, last_monitored_activity_date
-            FROM \(unsafeRaw: DeviceAnonymized.schema) WHERE user_anonymized_id IN (\(binds: Array(users)))
+            SELECT u.id AS user_id, u.anonymous_inbox_public_key AS inbox_key, d.id, d.device_index, d.operating_system,
+            d.last_monitored_activity_date, CASE WHEN \(unsafeRaw: OutboxWriter.canGetPushes("d")) THEN 1 ELSE 0 END AS pushable
+            FROM \(unsafeRaw: UserAnonymized.schema) u LEFT JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.user_anonymized_id = u.id
+            WHERE u.id IN (\(binds: userIDs))\(unsafeRaw: lock)
             """
         ).all() {
-            let key = DeviceKey(
-                user: try row.decode(column: "user_anonymized_id", as: UUID.self), index: try row.decode(column: "device_index", as: Int.self))
-            devices[key] = Device(
-                id: try row.decode(column: "id", as: UUID.self), operatingSystem: try row.decode(column: "operating_system", as: String.self),
+            let user = try row.decode(column: "user_id", as: UUID.self)
+            users.insert(user)
+            inboxKeys[user] = try row.decode(column: "inbox_key", as: Data?.self).map { Array($0) }
+            guard let device = try row.decode(column: "id", as: UUID?.self) else { continue }
+            if try row.decode(column: "pushable", as: Int.self) == 1 { pushDevices[user, default: []].insert(device) }
+            devices[DeviceKey(user: user, index: try row.decode(column: "device_index", as: Int.self))] = Device(
+                id: device, operatingSystem: try row.decode(column: "operating_system", as: String.self),
                 lastMonitoredDay: try row.decode(column: "last_monitored_activity_date", as: String?.self))
+        }
+        guard !users.isEmpty else {
+            return Round(categories: categories, users: [], inboxKeys: [:], devices: [:], pushDevices: [:], goals: [:], storedKeys: [], now: now)
         }
         let named = Set(reports.flatMap(\.events).flatMap(\.categoryNames))
         let relevant = categories.filter { !named.isDisjoint(with: $0.classifierCategories) || !named.isDisjoint(with: $0.applications) }
@@ -307,7 +324,9 @@ private final class Round {
                     "SELECT key_hash FROM \(unsafeRaw: ProcessedAnalyzerEvent.schema) WHERE key_hash IN (\(binds: Array(Set(hashes))))"
                 ).all().map { try $0.decode(column: "key_hash", as: String.self) })
         }
-        return Round(categories: categories, users: users, devices: devices, goals: goals, storedKeys: stored, now: now)
+        return Round(
+            categories: categories, users: users, inboxKeys: inboxKeys, devices: devices, pushDevices: pushDevices, goals: goals,
+            storedKeys: stored, now: now)
     }
 
     /// Whether the event is new: no idempotency key, or one neither stored nor seen earlier in this round.
@@ -383,22 +402,30 @@ private final class Round {
     }
 
     /// The buddies `user` shares with (sending status accepted) and the inbox keys of the user and them. The first
-    /// call reads them for every user of the round at once.
+    /// call reads the buddies of every user of the round at once, with their inbox keys (one round trip).
     package func sharingBuddies(of user: UUID, on tx: any Database) async throws -> ([UUID], [UUID: [UInt8]]) {
         if sharing == nil {
             var found: [UUID: [UUID]] = [:]
             for row in try await tx.sql.raw(
                 """
-                SELECT owner_user_anonymized_id, buddy_user_anonymized_id FROM \(unsafeRaw: BuddyAnonymized.schema)
-                WHERE owner_user_anonymized_id IN (\(binds: Array(users))) AND sending_status = \(bind: PrivateBuddy.Status.accepted.rawValue)
-                AND buddy_user_anonymized_id IS NOT NULL
+                SELECT b.owner_user_anonymized_id AS owner, b.buddy_user_anonymized_id AS buddy, u.anonymous_inbox_public_key AS inbox_key,
+                d.id AS device
+                FROM \(unsafeRaw: BuddyAnonymized.schema) b LEFT JOIN \(unsafeRaw: UserAnonymized.schema) u ON u.id = b.buddy_user_anonymized_id
+                LEFT JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.user_anonymized_id = b.buddy_user_anonymized_id
+                AND \(unsafeRaw: OutboxWriter.canGetPushes("d"))
+                WHERE b.owner_user_anonymized_id IN (\(binds: Array(users))) AND b.sending_status = \(bind: PrivateBuddy.Status.accepted.rawValue)
+                AND b.buddy_user_anonymized_id IS NOT NULL
                 """
             ).all() {
-                found[try row.decode(column: "owner_user_anonymized_id", as: UUID.self), default: []].append(
-                    try row.decode(column: "buddy_user_anonymized_id", as: UUID.self))
+                let buddy = try row.decode(column: "buddy", as: UUID.self)
+                let owner = try row.decode(column: "owner", as: UUID.self)
+                // one row per device of the buddy (or one without): the buddy once per owner
+                if !found[owner, default: []].contains(buddy) { found[owner, default: []].append(buddy) }
+                if let key = try row.decode(column: "inbox_key", as: Data?.self) { inboxKeys[buddy] = Array(key) }
+                pushDevicesKnown.insert(buddy)
+                if let device = try row.decode(column: "device", as: UUID?.self) { pushDevices[buddy, default: []].insert(device) }
             }
             sharing = found
-            inboxKeys = try await MessageWriter.inboxKeys(of: Array(users) + found.values.flatMap { $0 }, on: tx)
         }
         return (sharing?[user] ?? [], inboxKeys)
     }
@@ -419,7 +446,10 @@ private final class Round {
         if !deliveries.isEmpty {
             var sealed: [Data] = []
             for task in sealing { sealed += try await task.value }
-            _ = try await MessageWriter.write(deliveries, sealed: sealed, on: tx, now: now)
+            // The recipients' devices were read with them, unless a recipient is not one the round read.
+            let known = deliveries.allSatisfy { pushDevicesKnown.contains($0.recipient) }
+            _ = try await MessageWriter.write(
+                deliveries, sealed: sealed, on: tx, now: now, pushDevices: known ? pushDevices.mapValues { Array($0) } : nil)
         }
         if !newKeys.isEmpty {
             let rows = newKeys.map { SQLQueryString("(\(bind: UUID()), \(bind: $0), \(bind: now))") }

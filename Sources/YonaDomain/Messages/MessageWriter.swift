@@ -76,8 +76,11 @@ package enum MessageWriter {
         }
     }
 
-    /// Writes `deliveries` with their sealed payloads (`sealed[i]` belongs to `deliveries[i]`) and queues their pushes.
-    package static func write(_ deliveries: [Delivery], sealed: [Data], on db: any Database, now: Date) async throws -> [Int64] {
+    /// Writes `deliveries` with their sealed payloads (`sealed[i]` belongs to `deliveries[i]`) and queues their pushes;
+    /// `pushDevices`, when the caller read them already in this transaction, are the recipients' devices that can get one.
+    package static func write(
+        _ deliveries: [Delivery], sealed: [Data], on db: any Database, now: Date, pushDevices: [UUID: [UUID]]? = nil
+    ) async throws -> [Int64] {
         precondition(deliveries.count == sealed.count)
         guard !deliveries.isEmpty else { return [] }
         var rows: [SQLQueryString] = []
@@ -104,7 +107,7 @@ package enum MessageWriter {
             sender_anonymized_id, origin_message_id, goal_id, activity_interval, replied_message_id) VALUES \(rows.joined(separator: ", "))
             """
         ).run()
-        try await OutboxWriter.queuePushes(deliveries.filter(\.push).map { ($0.id, $0.recipient) }, on: db, now: now)
+        try await OutboxWriter.queuePushes(deliveries.filter(\.push).map { ($0.id, $0.recipient) }, on: db, now: now, devices: pushDevices)
         return deliveries.map(\.id)
     }
 
@@ -258,22 +261,32 @@ package enum MessageWriter {
 
 /// Writes the push outbox; the only code that does.
 package enum OutboxWriter {
+    /// Whether a device row (`alias.`, when the query names it) can get a push: it has an Instance ID and notifications on.
+    package static func canGetPushes(_ alias: String = "") -> String {
+        let column = alias.isEmpty ? "" : "\(alias)."
+        return "\(column)firebase_instance_id IS NOT NULL AND \(column)notifications_enabled"
+    }
+
     package static func queuePushes(messageID: Int64, recipient: UUID, on db: any Database, now: Date) async throws {
         try await queuePushes([(messageID, recipient)], on: db, now: now)
     }
 
-    /// A push for each message to each of its recipient's devices that can get one: one read, one insert.
-    package static func queuePushes(_ messages: [(id: Int64, recipient: UUID)], on db: any Database, now: Date) async throws {
+    /// A push for each message to each of its recipient's devices that can get one: one read (none when the caller
+    /// knows the `devices`: every recipient's, by `canGetPushes`), one insert.
+    package static func queuePushes(
+        _ messages: [(id: Int64, recipient: UUID)], on db: any Database, now: Date, devices known: [UUID: [UUID]]? = nil
+    ) async throws {
         guard !messages.isEmpty else { return }
-        var devices: [UUID: [UUID]] = [:]
-        for row in try await db.sql.raw(
-            """
-            SELECT id, user_anonymized_id FROM \(unsafeRaw: DeviceAnonymized.schema)
-            WHERE user_anonymized_id IN (\(binds: Array(Set(messages.map(\.recipient))))) AND firebase_instance_id IS NOT NULL
-            AND notifications_enabled = \(bind: true)
-            """
-        ).all() {
-            devices[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(try row.decode(column: "id", as: UUID.self))
+        var devices: [UUID: [UUID]] = known ?? [:]
+        if known == nil {
+            for row in try await db.sql.raw(
+                """
+                SELECT id, user_anonymized_id FROM \(unsafeRaw: DeviceAnonymized.schema)
+                WHERE user_anonymized_id IN (\(binds: Array(Set(messages.map(\.recipient))))) AND \(unsafeRaw: canGetPushes())
+                """
+            ).all() {
+                devices[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(try row.decode(column: "id", as: UUID.self))
+            }
         }
         let rows = messages.flatMap { message in
             devices[message.recipient, default: []].map { device -> SQLQueryString in
