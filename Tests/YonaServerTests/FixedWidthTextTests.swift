@@ -41,6 +41,48 @@ import Testing
         }
     }
 
+    /// The byte reader of `parseTimestamp` against the calendar's way it stands in for: the same date to the bit, or
+    /// both refusing, for written timestamps, every month's edge days and random text of the same shape (digits out of
+    /// range, offsets with and without a colon, fractions of every length, other digits than ASCII, stray bytes).
+    @Test func timestampsAreReadAsTheCalendarReadsThem() {
+        var generator = SystemRandomNumberGenerator()
+        var texts = [
+            "2017-01-01T12:00:00.000+0000", "2000-02-29T23:59:59.999Z", "1900-02-29T00:00:00Z", "2024-02-30T00:00:00Z",
+            "2023-04-31T10:00:00.5+05:30", "2023-00-10T10:00:00Z", "2023-13-10T10:00:00Z", "2023-12-00T10:00:00Z",
+            "2023-12-31T24:00:00Z", "2023-06-30T24:00:00Z", "2023-06-15T23:60:00Z", "2023-06-15T23:59:60Z", "1582-10-10T00:00:00Z",
+            "1583-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999-2359", "2023-06-15T10:00:00.1234567890Z",
+            "2023-06-15T10:00:00.Z", "2023-06-15T10:00:00", "2023-06-15T10:00:00+01", "2023-06-15T10:00:00+01:0", "2023-06-15T10:00:00Zx",
+            "2023-06-15 10:00:00Z", "٢٠٢٣-06-15T10:00:00Z", "2023-06-15T10:00:00+0a00", "", "Z", "2023-06-15T10:00:00-00:00",
+        ]
+        for year in [1583, 1600, 1900, 1970, 2000, 2023, 2024, 2100, 2400, 9999] {
+            for month in 0...13 {
+                for day in [0, 1, 28, 29, 30, 31, 32] {
+                    texts.append(String(format: "%04d-%02d-%02dT00:00:00Z", year, month, day))
+                }
+            }
+        }
+        for _ in 0..<20_000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: -12_000_000_000...250_000_000_000, using: &generator))
+            texts.append(YonaDateFormat.timestamp(date))
+            texts.append(YonaDateFormat.zonedTimestamp(date))
+        }
+        let digits = Array("0123456789")
+        let signs = ["Z", "+", "-"]
+        for _ in 0..<20_000 {
+            func d(_ n: Int) -> String { String((0..<n).map { _ in digits.randomElement(using: &generator)! }) }
+            var text = "\(d(4))-\(d(2))-\(d(2))T\(d(2)):\(d(2)):\(d(2))"
+            if Bool.random(using: &generator) { text += "." + d(Int.random(in: 0...10, using: &generator)) }
+            let sign = signs.randomElement(using: &generator)!
+            text += sign == "Z" ? "Z" : sign + d(2) + (Bool.random(using: &generator) ? ":" : "") + d(2)
+            texts.append(text)
+        }
+        for text in texts {
+            let fast = YonaDateFormat.parseTimestamp(text)
+            let calendar = YonaDateFormat.parseTimestampByCalendar(text)
+            #expect(fast?.timeIntervalSinceReferenceDate.bitPattern == calendar?.timeIntervalSinceReferenceDate.bitPattern, "\(text)")
+        }
+    }
+
     @Test func zonedTimestampsKeepTheirOffset() {
         // 2026-03-29 01:30 UTC is 03:30 in Amsterdam (summer time began at 01:00 UTC); January is +0100
         #expect(YonaDateFormat.zonedTimestamp(Date(timeIntervalSince1970: 1_774_747_800)) == "2026-03-29T03:30:00.000+0200")
