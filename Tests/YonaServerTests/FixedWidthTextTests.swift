@@ -83,6 +83,51 @@ import Testing
         }
     }
 
+    /// Zones, days and weeks were read with regex literals (compiled again on every call); `numbers(inShape:)` reads
+    /// them now. The old readers, kept here, are the reference: for texts of their shape with random digits, and
+    /// with one byte swapped for a digit of another script, a letter, a separator or nothing, both answer the same.
+    @Test func zonesDaysAndWeeksAreReadAsTheirRegexesReadThem() {
+        func zoneByRegex(_ zone: String) -> (Int, Int)? {
+            guard let m = zone.wholeMatch(of: /([0-2][0-9]):([0-5][0-9])-([0-2][0-9]):([0-5][0-9])/) else { return nil }
+            return (Int(m.1)! * 60 + Int(m.2)!, Int(m.3)! * 60 + Int(m.4)!)
+        }
+        func dayByRegex(_ text: String) -> Date? {
+            guard let m = text.wholeMatch(of: /(\d{4})-(\d{2})-(\d{2})/), let year = Int(m.1), let month = Int(m.2), let day = Int(m.3),
+                let date = UserCalendar.calendar.date(from: DateComponents(year: year, month: month, day: day))
+            else { return nil }
+            return UserCalendar.day(date) == text ? date : nil
+        }
+        func weekByRegex(_ text: String) -> Date? {
+            guard let m = text.uppercased().wholeMatch(of: /(\d{4})-W(\d{2})/), let year = Int(m.1), let week = Int(m.2), (1...53).contains(week),
+                let monday = UserCalendar.isoCalendar.date(from: DateComponents(weekday: 2, weekOfYear: week, yearForWeekOfYear: year))
+            else { return nil }
+            let sunday = UserCalendar.adding(days: -1, to: UserCalendar.startOfDay(monday))
+            return UserCalendar.week(sunday) == text.uppercased() ? sunday : nil
+        }
+        var generator = SystemRandomNumberGenerator()
+        let strays = ["٣", "x", "w", "W", " ", "-", ":", "", "12", "é"]
+        func variants(_ shape: String, digits: () -> String) -> [String] {
+            let text = String(shape.map { $0 == "9" ? Character(digits()) : $0 })
+            var chars = Array(text).map(String.init)
+            let index = Int.random(in: 0..<chars.count, using: &generator)
+            chars[index] = strays.randomElement(using: &generator)!
+            return [text, chars.joined()]
+        }
+        var zones = ["00:00-24:00", "08:15-09:45", "24:00-24:15", "29:59-00:00", "30:00-31:00", "7:00-08:00", "08:00-09:60"]
+        var days = ["2016-03-15", "2016-02-29", "2015-02-29", "2016-03-161234", "2016-13-01", "0000-01-01", "2016-3-15"]
+        var weeks = ["2016-W11", "2016-w11", "2015-W53", "2016-W53", "2016-W00", "2016-W54", "2016W11", "2016-W1"]
+        let digit = { String(Int.random(in: 0...9, using: &generator)) }
+        let low = { String(Int.random(in: 0...3, using: &generator)) }
+        for _ in 0..<3_000 {
+            zones += variants("99:99-99:99", digits: Bool.random(using: &generator) ? low : digit)
+            days += variants("20" + "99-99-99", digits: Bool.random(using: &generator) ? low : digit)
+            weeks += variants("20" + "99-W99", digits: Bool.random(using: &generator) ? low : digit)
+        }
+        for zone in zones { #expect(GoalSpec.minutes(zone).map { [$0.0, $0.1] } == zoneByRegex(zone).map { [$0.0, $0.1] }, "\(zone)") }
+        for day in days { #expect(UserCalendar.parseDay(day) == dayByRegex(day), "\(day)") }
+        for week in weeks { #expect(UserCalendar.parseWeek(week) == weekByRegex(week), "\(week)") }
+    }
+
     @Test func zonedTimestampsKeepTheirOffset() {
         // 2026-03-29 01:30 UTC is 03:30 in Amsterdam (summer time began at 01:00 UTC); January is +0100
         #expect(YonaDateFormat.zonedTimestamp(Date(timeIntervalSince1970: 1_774_747_800)) == "2026-03-29T03:30:00.000+0200")

@@ -55,10 +55,7 @@ package enum GoalSpec: Sendable, Equatable {
     /// Yona's checks, in Yona's order: the shape, each end's hour and quarter, the end after the start, and
     /// nothing beyond 24:00.
     package static func checkZone(_ zone: String) throws(YonaError) {
-        guard let m = zone.wholeMatch(of: /([0-2][0-9]):([0-5][0-9])-([0-2][0-9]):([0-5][0-9])/) else {
-            throw YonaError(.goalZoneFormat)
-        }
-        let (fromHour, fromMinute, toHour, toMinute) = (Int(m.1)!, Int(m.2)!, Int(m.3)!, Int(m.4)!)
+        guard let (fromHour, fromMinute, toHour, toMinute) = parts(zone) else { throw YonaError(.goalZoneFormat) }
         for (hour, minute) in [(fromHour, fromMinute), (toHour, toMinute)] {
             guard hour <= 24 else { throw YonaError(.goalZoneHour) }
             guard minute % 15 == 0 else { throw YonaError(.goalZoneQuarterHour) }
@@ -69,8 +66,14 @@ package enum GoalSpec: Sendable, Equatable {
 
     /// Start and end of a valid zone in minutes after midnight.
     package static func minutes(_ zone: String) -> (Int, Int)? {
-        guard let m = zone.wholeMatch(of: /([0-2][0-9]):([0-5][0-9])-([0-2][0-9]):([0-5][0-9])/) else { return nil }
-        return (Int(m.1)! * 60 + Int(m.2)!, Int(m.3)! * 60 + Int(m.4)!)
+        guard let (fromHour, fromMinute, toHour, toMinute) = parts(zone) else { return nil }
+        return (fromHour * 60 + fromMinute, toHour * 60 + toMinute)
+    }
+
+    /// `HH:mm-HH:mm` with hours `00`–`29` and minutes `00`–`59` (the shape Yona checks first; the ranges after).
+    private static func parts(_ zone: String) -> (Int, Int, Int, Int)? {
+        guard let n = zone.numbers(inShape: "99:99-99:99"), n[0] <= 29, n[1] <= 59, n[2] <= 29, n[3] <= 59 else { return nil }
+        return (n[0], n[1], n[2], n[3])
     }
 }
 

@@ -13,7 +13,7 @@ package enum UserCalendar {
         return calendar
     }()
 
-    private static let isoCalendar: Calendar = {
+    static let isoCalendar: Calendar = {
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = UserCalendar.calendar.timeZone
         return calendar
@@ -40,7 +40,7 @@ package enum UserCalendar {
 
     /// `yyyy-MM-dd`, strictly, as the start of that day; nil for anything else (`2016-03-161234`, `2016-02-30`).
     package static func parseDay(_ text: String) -> Date? {
-        guard let m = text.wholeMatch(of: /(\d{4})-(\d{2})-(\d{2})/), let year = Int(m.1), let month = Int(m.2), let day = Int(m.3),
+        guard let fields = text.numbers(inShape: "9999-99-99"), case (let year, let month, let day) = (fields[0], fields[1], fields[2]),
             let date = calendar.date(from: DateComponents(year: year, month: month, day: day))
         else { return nil }
         return self.day(date) == text ? date : nil
@@ -61,7 +61,8 @@ package enum UserCalendar {
 
     /// The Sunday starting week `YYYY-Www` (case-insensitive); nil for anything else.
     package static func parseWeek(_ text: String) -> Date? {
-        guard let m = text.uppercased().wholeMatch(of: /(\d{4})-W(\d{2})/), let year = Int(m.1), let week = Int(m.2), (1...53).contains(week),
+        guard let fields = text.uppercased().numbers(inShape: "9999-W99"), case (let year, let week) = (fields[0], fields[1]),
+            (1...53).contains(week),
             let monday = isoCalendar.date(from: DateComponents(weekday: 2, weekOfYear: week, yearForWeekOfYear: year))
         else { return nil }
         let sunday = adding(days: -1, to: startOfDay(monday))
