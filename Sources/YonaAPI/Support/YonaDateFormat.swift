@@ -104,21 +104,11 @@ package enum YonaDateFormat {
     }
 
     private static func parseUsualTimestamp(_ bytes: UnsafeBufferPointer<UInt8>) -> UsualTimestamp {
-        func number(_ from: Int, _ count: Int) -> Int? {
-            guard from + count <= bytes.count else { return nil }
-            var value = 0
-            for index in from..<(from + count) {
-                let digit = Int(bytes[index]) - 48
-                guard (0...9).contains(digit) else { return nil }
-                value = value * 10 + digit
-            }
-            return value
-        }
+        func rest(from index: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[min(index, bytes.count)...]) }
         func byte(_ index: Int, is expected: Character) -> Bool { index < bytes.count && bytes[index] == expected.asciiValue! }
-        guard let year = number(0, 4), byte(4, is: "-"), let month = number(5, 2), byte(7, is: "-"), let day = number(8, 2),
-            byte(10, is: "T"), let hour = number(11, 2), byte(13, is: ":"), let minute = number(14, 2), byte(16, is: ":"),
-            let second = number(17, 2)
+        guard bytes.count > 19, let fields = FixedShape.numbers(UnsafeBufferPointer(rebasing: bytes[..<19]), shape: "9999-99-99T99:99:99")
         else { return .unusual }
+        let (year, month, day, hour, minute, second) = (fields[0], fields[1], fields[2], fields[3], fields[4], fields[5])
         var index = 19
         var fraction = 0.0
         if byte(index, is: ".") {
@@ -132,18 +122,20 @@ package enum YonaDateFormat {
         }
         var offset = 0
         if byte(index, is: "Z") {
-            index += 1
+            guard index + 1 == bytes.count else { return .unusual }
         } else if byte(index, is: "+") || byte(index, is: "-") {
             let sign = byte(index, is: "-") ? -1 : 1
-            guard let hours = number(index + 1, 2) else { return .unusual }
-            let colon = byte(index + 3, is: ":") ? 1 : 0
-            guard let minutes = number(index + 3 + colon, 2) else { return .unusual }
-            offset = (hours * 3600 + minutes * 60) * sign
-            index += 5 + colon
+            if let hoursAndMinutes = FixedShape.numbers(rest(from: index + 1), shape: "99:99") {
+                offset = (hoursAndMinutes[0] * 3600 + hoursAndMinutes[1] * 60) * sign
+            } else if let both = FixedShape.numbers(rest(from: index + 1), shape: "9999") {
+                offset = (both[0] / 100 * 3600 + both[0] % 100 * 60) * sign
+            } else {
+                return .unusual
+            }
         } else {
             return .unusual
         }
-        guard index == bytes.count, year >= 1583, hour < 24, minute < 60, second < 60 else { return .unusual }
+        guard year >= 1583, hour < 24, minute < 60, second < 60 else { return .unusual }
         guard (1...12).contains(month), (1...daysIn(month: month, of: year)).contains(day) else { return .noDate }
         let seconds = daysSinceEpoch(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
         return .date(Date(timeIntervalSince1970: TimeInterval(seconds)).addingTimeInterval(fraction - Double(offset)))

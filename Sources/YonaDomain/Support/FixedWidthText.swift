@@ -96,29 +96,34 @@ package enum CalendarText {
     }
 }
 
+/// Fixed-width text read by its shape, where each `9` stands for one ASCII digit and every other byte for itself
+/// (`"2016-03-15"` in shape `"9999-99-99"` is `[2016, 3, 15]`); nil when the text has another shape. A regex literal
+/// in a function body is compiled again on every call (docs/performance.md).
+package enum FixedShape {
+    package static func numbers(_ bytes: UnsafeBufferPointer<UInt8>, shape: StaticString) -> [Int]? {
+        guard bytes.count == shape.utf8CodeUnitCount else { return nil }
+        var numbers: [Int] = []
+        var current: Int? = nil
+        for index in 0..<bytes.count {
+            let expected = shape.utf8Start[index]
+            if expected == UInt8(ascii: "9") {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return nil }
+                current = (current ?? 0) * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            } else {
+                guard bytes[index] == expected else { return nil }
+                if let number = current { numbers.append(number) }
+                current = nil
+            }
+        }
+        if let number = current { numbers.append(number) }
+        return numbers
+    }
+}
+
 extension String {
-    /// The numbers of fixed-width text read against `shape`, where each `9` stands for one ASCII digit and every other
-    /// byte for itself (`"2016-03-15".numbers(inShape: "9999-99-99")` is `[2016, 3, 15]`); nil when the text has
-    /// another shape. A regex literal in a function body is compiled again on every call (docs/performance.md).
+    /// `FixedShape.numbers` of this text.
     package func numbers(inShape shape: StaticString) -> [Int]? {
         var text = self
-        return text.withUTF8 { bytes -> [Int]? in
-            guard bytes.count == shape.utf8CodeUnitCount else { return nil }
-            var numbers: [Int] = []
-            var current: Int? = nil
-            for index in 0..<bytes.count {
-                let expected = shape.utf8Start[index]
-                if expected == UInt8(ascii: "9") {
-                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return nil }
-                    current = (current ?? 0) * 10 + Int(bytes[index] - UInt8(ascii: "0"))
-                } else {
-                    guard bytes[index] == expected else { return nil }
-                    if let number = current { numbers.append(number) }
-                    current = nil
-                }
-            }
-            if let number = current { numbers.append(number) }
-            return numbers
-        }
+        return text.withUTF8 { FixedShape.numbers($0, shape: shape) }
     }
 }
