@@ -248,10 +248,9 @@ private final class Round {
     /// end.
     private var sharing: [UUID: [UUID]]?
     private var inboxKeys: [UUID: [UInt8]]
-    /// The devices that can get a push, of every user in `pushDevicesKnown` (the round's users, then their buddies),
-    /// read with them, so the round's pushes need no read of their own.
+    /// The devices that can get a push, keyed by every user read so far (the round's users, then their buddies; an
+    /// empty set for one without), read with them, so the round's pushes need no read of their own.
     private var pushDevices: [UUID: Set<UUID>]
-    private var pushDevicesKnown: Set<UUID>
     private var deliveries: [MessageWriter.Delivery] = []
     /// Their payloads, sealed on another thread while the round goes on with the database (sealing is the CPU
     /// part of a conflict, and a round's database work is one chain of round trips).
@@ -265,7 +264,6 @@ private final class Round {
         self.users = users
         self.inboxKeys = inboxKeys
         self.pushDevices = pushDevices
-        self.pushDevicesKnown = users
         self.devices = devices
         self.goals = goals
         self.storedKeys = storedKeys
@@ -294,6 +292,7 @@ private final class Round {
         ).all() {
             let user = try row.decode(column: "user_id", as: UUID.self)
             users.insert(user)
+            if pushDevices[user] == nil { pushDevices[user] = [] }
             inboxKeys[user] = try row.decode(column: "inbox_key", as: Data?.self).map { Array($0) }
             guard let device = try row.decode(column: "id", as: UUID?.self) else { continue }
             if try row.decode(column: "pushable", as: Int.self) == 1 { pushDevices[user, default: []].insert(device) }
@@ -422,8 +421,8 @@ private final class Round {
                 // one row per device of the buddy (or one without): the buddy once per owner
                 if !found[owner, default: []].contains(buddy) { found[owner, default: []].append(buddy) }
                 if let key = try row.decode(column: "inbox_key", as: Data?.self) { inboxKeys[buddy] = Array(key) }
-                pushDevicesKnown.insert(buddy)
-                if let device = try row.decode(column: "device", as: UUID?.self) { pushDevices[buddy, default: []].insert(device) }
+                if pushDevices[buddy] == nil { pushDevices[buddy] = [] }
+                if let device = try row.decode(column: "device", as: UUID?.self) { pushDevices[buddy]?.insert(device) }
             }
             sharing = found
         }
@@ -447,7 +446,7 @@ private final class Round {
             var sealed: [Data] = []
             for task in sealing { sealed += try await task.value }
             // The recipients' devices were read with them, unless a recipient is not one the round read.
-            let known = deliveries.allSatisfy { pushDevicesKnown.contains($0.recipient) }
+            let known = deliveries.allSatisfy { pushDevices[$0.recipient] != nil }
             _ = try await MessageWriter.write(
                 deliveries, sealed: sealed, on: tx, now: now, pushDevices: known ? pushDevices.mapValues { Array($0) } : nil)
         }
