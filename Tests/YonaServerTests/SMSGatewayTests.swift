@@ -17,6 +17,8 @@ import Vapor
             let authorization: String?
             let body: [String: String]
             let accepted: Bool
+            /// When the gateway got it (by this machine's clock, which the server under test shares).
+            var at = Date()
         }
         let app: Application
         let url: String
