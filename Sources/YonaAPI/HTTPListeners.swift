@@ -93,11 +93,8 @@ extension Route {
 /// Keeps each route to its listener: on the other one it answers 404 `error.request.unknown.path` like a path
 /// that does not exist (and `ErrorMapping` offers no 405 for it), so the public port does not even confirm that
 /// the internal APIs are there.
-package struct ListenerGate: AsyncMiddleware {
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+package enum ListenerGate {
+    package static func check(_ request: Request) throws(YonaError) {
         if let route = request.route, !route.answers(on: request.listener) { throw YonaError(.unknownPath) }
-        return try await next.respond(to: request)
     }
-
-    package init() {}
 }

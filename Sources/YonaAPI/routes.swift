@@ -41,4 +41,5 @@ package func routes(_ app: Application) {
         SystemMessagesController.register(internalAPI.grouped("admin"))
         AnalysisController.register(internalAPI)
     }
+    Route.cachePatterns(app.routes)
 }

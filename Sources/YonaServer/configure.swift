@@ -65,12 +65,9 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
             round: { reports, db in try await AnalysisService.recordRound(reports, on: db) }))
 
     app.middleware = Middlewares()
-    app.middleware.use(RequestContextMiddleware())
-    app.middleware.use(AccessLogMiddleware())
-    app.middleware.use(ErrorMappingMiddleware())
-    app.middleware.use(HALContentNegotiation())
-    app.middleware.use(ListenerGate())
-    app.middleware.use(AppVersionHeaderMiddleware())
+    app.middleware.use(RequestPipeline())
+    // RequestPipeline records the same request metrics with handles made once per label set (AccessLog).
+    app.http.server.configuration.reportMetrics = false
 
     routes(app)
 }

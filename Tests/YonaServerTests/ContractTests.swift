@@ -34,10 +34,10 @@ import Testing
     /// SQLite lock contention is a retryable 503 with `Retry-After`, never a 500 (the transaction rolled back).
     @Test func sqliteLockContentionIsRetryableNotUnexpected() {
         for reason: SQLiteError.Reason in [.busy, .busyInSnapshot, .busyTimeout, .locked] {
-            #expect(ErrorMappingMiddleware.isContention(reason), "\(reason)")
+            #expect(ErrorMapping.isContention(reason), "\(reason)")
         }
         for reason: SQLiteError.Reason in [.constraint, .error, .corrupt, .full] {
-            #expect(!ErrorMappingMiddleware.isContention(reason), "\(reason)")
+            #expect(!ErrorMapping.isContention(reason), "\(reason)")
         }
         #expect(ErrorCode.serviceUnavailable.status == .serviceUnavailable)
     }
@@ -96,10 +96,41 @@ import Testing
         }
     }
 
+    @Test func correlationIDsAreDistinctVersion4UUIDs() async throws {
+        // setup: more ids than one refill of the pool holds, drawn from parallel tasks as requests draw them
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 { group.addTask { (0..<300).map { _ in CorrelationIDs.next() } } }
+            return await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        // check
+        #expect(Set(ids).count == ids.count, "an id came twice")
+        for id in ids {
+            #expect(id.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil, "\(id)")
+        }
+    }
+
+    @Test func accessLineDurationsAreMillisecondsWithOneDecimal() {
+        #expect(AccessLog.milliseconds(.zero) == "0.0")
+        #expect(AccessLog.milliseconds(.microseconds(1_249)) == "1.2")
+        #expect(AccessLog.milliseconds(.microseconds(1_250)) == "1.3")
+        #expect(AccessLog.milliseconds(.seconds(12) + .microseconds(345_960)) == "12346.0")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let nanoseconds = Int64.random(in: 0..<100_000_000_000, using: &generator)
+            // printf rounds the binary value it is given; away from a tie both agree
+            guard nanoseconds % 100_000 != 50_000 else { continue }
+            let expected = String(format: "%.1f", Double(nanoseconds) / 1e6)
+            #expect(AccessLog.milliseconds(.nanoseconds(nanoseconds)) == expected, "\(nanoseconds) ns")
+        }
+    }
+
     @Test(arguments: TestDatabase.available)
     func healthAndReadiness(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            #expect(try await server.request(.GET, "/health").status == 200)
+            let health = try await server.request(.GET, "/health")
+            #expect(health.status == 200)
+            #expect(health.text == #"{"status":"UP"}"#)
+            #expect(health.headers.first(name: "Content-Type") == "application/json; charset=utf-8")
             let ready = try await server.request(.GET, "/ready")
             #expect(ready.status == 200)
             #expect(ready.json["status"] as? String == "UP")

@@ -144,6 +144,15 @@ def health():
     return wrk("/health", f"{BASE}/health", "wrk.method = \"GET\"\n")
 
 
+NGINX = __import__("os").environ.get("YONA_NGINX_URL")
+
+
+def floors():
+    """`/health` and, beside it, nginx's fixed answer on the same machine (scripts/lib/common.sh), one after the other."""
+    fixed = wrk("nginx fixed answer", f"{NGINX}/health", "wrk.method = \"GET\"\n") if NGINX else None
+    return health(), fixed
+
+
 def analyzer_script(users, category, spaced, round_offset=0):
     """Posts one event per request, round-robin over the users, each with a fresh Idempotency-Key. `spaced`: each
     user's events lie 17 minutes apart, going back in time from `round_offset` days ago (at most 5,000 per user and
@@ -186,11 +195,13 @@ def rss():
         return int(re.search(r"VmHWM:\s+(\d+)", status.read()).group(1)) / 1024
 
 
-def show(rows, floor):
-    print("| run | requests/s | ratio to /health | p50 | p99 | over 10 s |")
-    print("|---|---|---|---|---|---|")
-    for row in rows:
-        print(f"| {row['name']} | {row['rate']:,.0f} | {row['rate'] / floor:.3f} | {row['p50']} | {row['p99']} | {row['timeouts']} |")
+def show(rows, floor, fixed=None):
+    print("| run | requests/s | ratio to /health | ratio to nginx | p50 | p99 | over 10 s |")
+    print("|---|---|---|---|---|---|---|")
+    for row in ([fixed] if fixed else []) + rows:
+        to_nginx = f"{row['rate'] / fixed['rate']:.3f}" if fixed else "-"
+        print(f"| {row['name']} | {row['rate']:,.0f} | {row['rate'] / floor:.3f} | {to_nginx} | {row['p50']} | {row['p99']} "
+              f"| {row['timeouts']} |")
     sys.stdout.flush()
 
 
@@ -243,22 +254,22 @@ def prefill_activities(users, count):
 
 def ingest():
     users, _ = make_people(8, "3")
-    floor = health()
+    floor, fixed = floors()
     rows = [floor,
             wrk("ingest, no goal", BASE, analyzer_script(users, "news", False)),
             wrk("ingest, merge", BASE, analyzer_script(users, "social", False)),
             wrk("ingest, new conflict (5 buddies)", BASE, analyzer_script(users, "gambling", True))]
     stored = int(sql("SELECT count(*) FROM activities"))
     print(f"\n{KIND}, {stored} activities stored (a store as good as empty)")
-    show(rows, floor["rate"])
+    show(rows, floor["rate"], fixed)
     total = prefill_activities(users, PREFILL)
-    floor = health()
+    floor, fixed = floors()
     rows = [floor,
             wrk("ingest, no goal", BASE, analyzer_script(users, "news", False)),
             wrk("ingest, merge", BASE, analyzer_script(users, "social", False)),
             wrk("ingest, new conflict (5 buddies)", BASE, analyzer_script(users, "gambling", True, 200))]
     print(f"\n{KIND}, {total} activities stored")
-    show(rows, floor["rate"])
+    show(rows, floor["rate"], fixed)
     print(f"\npeak RSS of yona-server: {rss():.1f} MiB")
 
 
@@ -320,7 +331,7 @@ def read():
     count = int(sql(f"SELECT count(*) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)}"))
     profile = get_script(f"/users/{user.id}?requestingUserId={user.id}", user.headers)
     inbox = get_script(f"/users/{user.id}/messages/?page=0&size=20", user.headers)
-    floor = health()
+    floor, fixed = floors()
     rows = [floor, wrk("profile (5 buddies, 2 goals, 1 device)", BASE, profile),
             wrk(f"inbox page of 20 ({count} messages)", BASE, inbox)]
     # Reads while the classifier writes: the user's and the buddies' events (a merge on the user's social goal, no
@@ -335,7 +346,7 @@ def read():
     count = prefill_messages(user, 100_000)
     rows += [wrk(f"inbox page of 20 ({count} messages)", BASE, inbox)]
     print(f"\n{KIND}")
-    show(rows, floor["rate"])
+    show(rows, floor["rate"], fixed)
     print(f"\npeak RSS of yona-server: {rss():.1f} MiB")
 
 

@@ -54,3 +54,40 @@ yona_stop_postgres() {
     runuser -u postgres -- "$YONA_PG_BIN/pg_ctl" -D "$YONA_PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$YONA_PG_DIR"
 }
+
+# Starts nginx with one worker answering every request with `{"status":"UP"}` from memory, logging nothing: the
+# fixed answer the benches measure beside `/health` (the HTTP floor of this machine). Takes a working directory;
+# exports YONA_NGINX_URL and writes the pid to DIR/fixed-nginx.pid (yona_stop_fixed_nginx DIR stops it).
+yona_start_fixed_nginx() {
+    local dir="$1" port
+    port=$(yona_free_port)
+    mkdir -p "$dir/fixed-nginx"
+    cat > "$dir/fixed-nginx.conf" <<NGINX
+worker_processes 1;
+pid $dir/fixed-nginx.pid;
+error_log $dir/fixed-nginx/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/fixed-nginx;
+    keepalive_requests 10000000;
+    server {
+        listen 127.0.0.1:$port;
+        default_type application/json;
+        location / { return 200 '{"status":"UP"}'; }
+    }
+}
+NGINX
+    nginx -c "$dir/fixed-nginx.conf" -p "$dir/fixed-nginx"
+    YONA_NGINX_URL="http://127.0.0.1:$port"
+    export YONA_NGINX_URL
+}
+
+yona_stop_fixed_nginx() {
+    [ -f "$1/fixed-nginx.pid" ] && kill "$(cat "$1/fixed-nginx.pid")" 2>/dev/null || true
+}
+
+# Requests per second of `wrk -t2 -c32 -d10s URL` (GET), the benches' one load shape for a fixed answer.
+yona_wrk_rate() {
+    wrk -t2 -c32 -d10s "$1" | awk '/Requests\/sec/ { printf "%.0f\n", $2 }'
+}

@@ -1,23 +1,77 @@
 import Foundation
+import Metrics
+import NIOConcurrencyHelpers
 import Vapor
 
 /// Access log that names the route pattern (`/users/:userID`), never the concrete path, so mobile numbers,
-/// Instance IDs and other values in paths or queries never reach the log. Request counts and latencies are
-/// Vapor's own swift-metrics (`http_requests_total`, labelled by the same pattern).
-package struct AccessLogMiddleware: AsyncMiddleware {
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        let start = ContinuousClock.now
-        let response = try await next.respond(to: request)
-        let elapsed = ContinuousClock.now - start
-        let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") } ?? "(unmatched)"
-        request.logger.info(
-            "\(request.method.rawValue) \(route) \(response.status.code)",
-            metadata: [
-                "duration_ms": .string(
-                    String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))
-            ])
-        return response
+/// Instance IDs and other values in paths or queries never reach the log; and the request metrics Vapor would
+/// record (`http_requests_total`, `http_request_errors_total`, `http_request_duration_seconds`, labelled by method,
+/// the same pattern and status), with their handles made once per label set instead of on every request.
+package final class AccessLog: Sendable {
+    private struct Labels: Hashable {
+        let route: ObjectIdentifier?
+        let method: String
+        let status: UInt
     }
 
+    private struct Handles {
+        let requests: Counter
+        let errors: Counter?
+        let duration: Metrics.Timer
+    }
+
+    /// Label sets are bounded: routes × methods × the statuses the server answers (unknown paths share one set).
+    private let handles = NIOLockedValueBox<[Labels: Handles]>([:])
+
     package init() {}
+
+    /// Writes the access line and counts the request.
+    package func record(_ request: Request, _ response: Response, elapsed: Duration) {
+        let pattern = request.route?.pattern
+        request.logger.info(
+            "\(request.method.rawValue) \(pattern ?? "(unmatched)") \(response.status.code)",
+            metadata: ["duration_ms": .string(Self.milliseconds(elapsed))])
+        let labels = Labels(route: request.route.map(ObjectIdentifier.init), method: request.method.rawValue, status: response.status.code)
+        let metrics = handles.withLockedValue { made in
+            if let existing = made[labels] { return existing }
+            let dimensions =
+                pattern.map { [("method", request.method.rawValue), ("path", $0), ("status", String(labels.status))] }
+                ?? [("method", "undefined"), ("path", "vapor_route_undefined"), ("status", String(labels.status))]
+            let new = Handles(
+                requests: Counter(label: "http_requests_total", dimensions: dimensions),
+                errors: labels.status >= 500 ? Counter(label: "http_request_errors_total", dimensions: dimensions) : nil,
+                duration: Metrics.Timer(label: "http_request_duration_seconds", dimensions: dimensions, preferredDisplayUnit: .seconds))
+            made[labels] = new
+            return new
+        }
+        metrics.requests.increment()
+        metrics.errors?.increment()
+        let (seconds, attoseconds) = elapsed.components
+        metrics.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// `12.3`: milliseconds with one decimal (rounded half up), without `String(format:)`'s format parser.
+    package static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return "0.0" }
+        let tenths = seconds * 10_000 + (attoseconds + 50_000_000_000_000) / 100_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+extension Route {
+    /// The route's path pattern as the access log and the request metrics name it (`/users/:userID`), written
+    /// once when the routes are registered (`cachePatterns`).
+    package var pattern: String {
+        userInfo["yona.pattern"] as? String ?? Self.pattern(of: path)
+    }
+
+    package static func pattern(of path: [PathComponent]) -> String {
+        "/" + path.map(\.description).joined(separator: "/")
+    }
+
+    /// Writes each route's pattern into its `userInfo`, so no request joins its path components again.
+    package static func cachePatterns(_ routes: Routes) {
+        for route in routes.all { route.userInfo["yona.pattern"] = pattern(of: route.path) }
+    }
 }

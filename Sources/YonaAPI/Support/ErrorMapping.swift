@@ -7,19 +7,16 @@ import YonaStore
 
 /// The one place where an error becomes a response: `{"code","message","correlationId"}` with the
 /// contract's status. Nothing internal reaches the body.
-package struct ErrorMappingMiddleware: AsyncMiddleware {
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        do {
-            return try await next.respond(to: request)
-        } catch {
-            let yonaError = Self.classify(error, request: request)
-            if yonaError.code == .unexpected {
-                request.logger.error("unexpected error", metadata: ["error_type": .string(String(reflecting: type(of: error)))])
-            } else if yonaError.code == .serviceUnavailable {
-                request.logger.warning("overloaded", metadata: ["cause": .string(Self.cause(of: error))])
-            }
-            return Self.response(for: yonaError, request: request)
+package enum ErrorMapping {
+    /// The answer for an error a request met (`RequestPipeline`); what is not the client's doing is logged.
+    package static func response(for error: any Error, request: Request) -> Response {
+        let yonaError = classify(error, request: request)
+        if yonaError.code == .unexpected {
+            request.logger.error("unexpected error", metadata: ["error_type": .string(String(reflecting: type(of: error)))])
+        } else if yonaError.code == .serviceUnavailable {
+            request.logger.warning("overloaded", metadata: ["cause": .string(cause(of: error))])
         }
+        return response(for: yonaError, request: request)
     }
 
     package static func classify(_ error: any Error, request: Request) -> YonaError {
@@ -79,8 +76,6 @@ package struct ErrorMappingMiddleware: AsyncMiddleware {
         response.body = .init(data: (try? JSONEncoder().encode(body)) ?? Data())
         return response
     }
-
-    package init() {}
 }
 
 extension ErrorCode {

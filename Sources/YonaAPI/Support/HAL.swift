@@ -195,14 +195,12 @@ extension Response {
 /// HAL documents are `application/hal+json` (api.md), but a client that asks for `application/json` and not for
 /// HAL gets them labelled so, as Yona served them (its test client and the apps send `Accept: application/json`).
 /// The body is the same either way.
-package struct HALContentNegotiation: AsyncMiddleware {
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        let response = try await next.respond(to: request)
-        guard response.headers.first(name: .contentType) == "application/hal+json", Self.wantsPlainJSON(request.headers[.accept]) else {
-            return response
+package enum HALContentNegotiation {
+    package static func relabel(_ response: Response, for request: Request) {
+        guard response.headers.first(name: .contentType) == "application/hal+json", wantsPlainJSON(request.headers[.accept]) else {
+            return
         }
         response.headers.replaceOrAdd(name: .contentType, value: "application/json")
-        return response
     }
 
     /// Whether the Accept header names `application/json` and not `application/hal+json`.
@@ -212,6 +210,4 @@ package struct HALContentNegotiation: AsyncMiddleware {
         }
         return types.contains("application/json") && !types.contains("application/hal+json")
     }
-
-    package init() {}
 }

@@ -4,16 +4,16 @@ import YonaCrypto
 import YonaDomain
 
 /// Guards the analyzer and admin APIs: `Authorization: Bearer <YONA_INTERNAL_TOKEN>`, compared in constant time.
-package struct InternalTokenMiddleware: AsyncMiddleware {
+package struct InternalTokenMiddleware: Middleware {
     package let token: String
 
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+    package func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         guard let presented = request.headers.bearerAuthorization?.token,
             SecretMemory.constantTimeEquals(Array(presented.utf8), Array(token.utf8))
         else {
-            throw YonaError(.unauthorized)
+            return request.eventLoop.makeFailedFuture(YonaError(.unauthorized))
         }
-        return try await next.respond(to: request)
+        return next.respond(to: request)
     }
 }
 

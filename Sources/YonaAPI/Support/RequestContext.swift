@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Vapor
 import YonaCrypto
 import YonaDomain
@@ -19,35 +20,66 @@ extension Request {
     }
 }
 
-/// The outermost middleware: fixes the correlation id (the caller's `x-b3-traceid` when it sends a sane
-/// one) and the locale, tags the logger, and stamps both on every response, errors included.
-package struct RequestContextMiddleware: AsyncMiddleware {
+extension RequestContext {
     package static let correlationHeader = "X-Correlation-Id"
 
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+    /// Fixes the correlation id (the caller's `x-b3-traceid` when it sends a sane one) and the locale, and tags the
+    /// logger; `stamp` puts both on the response, errors included.
+    package static func begin(_ request: Request) -> RequestContext {
         let traced = request.headers.first(name: "x-b3-traceid")
         let id =
             traced.flatMap { $0.count <= 32 && !$0.isEmpty && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
-            ?? UUID().lowercasedString
+            ?? CorrelationIDs.next()
         let context = RequestContext(
             correlationID: id,
             locale: YonaLocale.pick(acceptLanguage: request.headers.first(name: .acceptLanguage)))
         request.storage[RequestContextKey.self] = context
         request.logger[metadataKey: "correlation_id"] = .string(id)
-        let response = try await next.respond(to: request)
-        response.headers.replaceOrAdd(name: Self.correlationHeader, value: id)
-        response.headers.replaceOrAdd(name: .contentLanguage, value: context.locale.rawValue)
-        return response
+        return context
     }
 
-    package init() {}
+    package func stamp(_ response: Response) {
+        response.headers.replaceOrAdd(name: Self.correlationHeader, value: correlationID)
+        response.headers.replaceOrAdd(name: .contentLanguage, value: locale.rawValue)
+    }
+}
+
+/// Correlation ids: random version-4 UUIDs, lowercased, as `UUID()` made them, but drawn from a pool refilled by
+/// one `getrandom` per 256 ids; Foundation's `UUID()` opens, reads and closes `/dev/urandom` for every one.
+package enum CorrelationIDs {
+    private static let pool = NIOLockedValueBox(Pool())
+
+    private struct Pool {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        var next = 4096
+
+        mutating func take() -> uuid_t {
+            if next == bytes.count {
+                var generator = SystemRandomNumberGenerator()
+                bytes.withUnsafeMutableBytes { raw in
+                    for index in stride(from: 0, to: raw.count, by: 8) {
+                        raw.storeBytes(of: generator.next() as UInt64, toByteOffset: index, as: UInt64.self)
+                    }
+                }
+                next = 0
+            }
+            defer { next += 16 }
+            return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: next, as: uuid_t.self) }
+        }
+    }
+
+    package static func next() -> String {
+        var uuid = pool.withLockedValue { $0.take() }
+        uuid.6 = (uuid.6 & 0x0f) | 0x40 // version 4
+        uuid.8 = (uuid.8 & 0x3f) | 0x80 // RFC 4122 variant
+        return UUID(uuid: uuid).lowercasedString
+    }
 }
 
 /// Refuses a malformed `Yona-App-Version: <ANDROID|IOS>/<versionCode>/<versionName>`.
-package struct AppVersionHeaderMiddleware: AsyncMiddleware {
-    package func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        if let value = request.headers.first(name: "Yona-App-Version") { try Self.check(value) }
-        return try await next.respond(to: request)
+package enum AppVersionHeader {
+    package static func check(_ request: Request) throws(YonaError) {
+        if let value = request.headers.first(name: "Yona-App-Version") { try check(value) }
     }
 
     /// Yona's rules and codes: three parts, a known platform, a version code above 0; the version name is free
@@ -64,6 +96,4 @@ package struct AppVersionHeaderMiddleware: AsyncMiddleware {
             throw YonaError(.invalidVersionCodeInHeader, quoting: String(parts[1]))
         }
     }
-
-    package init() {}
 }
