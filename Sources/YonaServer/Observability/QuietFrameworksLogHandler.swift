@@ -15,10 +15,7 @@ struct QuietFrameworksLogHandler: LogHandler {
     private var ownMetadata: Logger.Metadata = [:]
 
     init(label: String, level: Logger.Level, format: AppConfig.LogFormat = .text) {
-        switch format {
-        case .text: inner = TextLineLogHandler(label: label)
-        case .json: inner = JSONLineLogHandler(label: label)
-        }
+        inner = LineLogHandler(label: label, format: format)
         inner.logLevel = level
     }
 
@@ -50,18 +47,26 @@ struct QuietFrameworksLogHandler: LogHandler {
     static func isOwn(_ source: String) -> Bool { ownModules.contains(source) }
 }
 
-/// The text format, line for line as swift-log's `StreamLogHandler` writes it (`2026-11-28T10:15:02+0000 info
-/// codes.vapor.application: correlation_id=… duration_ms=0.1 [YonaAPI] GET /health 200`), written with one `write`
-/// per line and the time stamp made once a second: `StreamLogHandler` formats the local time with `strftime` and
-/// goes through stdio's lock and flush for every line, which was a tenth of `/health`'s CPU at the default level
-/// (docs/performance.md, "The request pipeline").
-struct TextLineLogHandler: LogHandler {
+/// Lines on standard output in one of two formats.
+/// - `text`: line for line as swift-log's `StreamLogHandler` writes it (`2026-11-28T10:15:02+0000 info
+///   codes.vapor.application: correlation_id=… duration_ms=0.1 [YonaAPI] GET /health 200`), but with one `write` per
+///   line and the time stamp made once a second: `StreamLogHandler` formats the local time with `strftime` and goes
+///   through stdio's lock and flush for every line, a tenth of `/health`'s CPU at the default level
+///   (docs/performance.md, "The request pipeline").
+/// - `json` (`YONA_LOG_FORMAT=json`): one object per line, `{"time","level","label","message",…}` with the metadata
+///   (the correlation id among it) as further string members, for log collectors that would otherwise have to parse
+///   the text format.
+struct LineLogHandler: LogHandler {
     let label: String
+    let format: AppConfig.LogFormat
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider? = nil
 
-    init(label: String) { self.label = label }
+    init(label: String, format: AppConfig.LogFormat) {
+        self.label = label
+        self.format = format
+    }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -72,95 +77,73 @@ struct TextLineLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let explicit = event.metadata { merged.merge(explicit) { $1 } }
-        if let error = event.error {
-            merged["error.message"] = "\(error)"
-            merged["error.type"] = "\(String(reflecting: type(of: error)))"
+        switch format {
+        case .text:
+            if let error = event.error {
+                merged["error.message"] = "\(error)"
+                merged["error.type"] = "\(String(reflecting: type(of: error)))"
+            }
+            let pretty = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
+            Self.output.write(stamped: " \(event.level)\(label.isEmpty ? "" : " ")\(label):\(pretty) [\(event.source)] \(event.message)\n")
+        case .json:
+            var fields: [String: String] = [:]
+            for (key, value) in merged { fields[key] = "\(value)" }
+            fields["time"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+            fields["level"] = event.level.rawValue
+            fields["label"] = label
+            fields["message"] = "\(event.message)"
+            guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
+            else { return }
+            line.append(0x0A)
+            Self.output.write(Array(line))
         }
-        let pretty = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
-        let rest = " \(event.level)\(label.isEmpty ? "" : " ")\(label):\(pretty) [\(event.source)] \(event.message)\n"
-        Self.output.write(rest)
     }
 
     private static let output = StandardOutputLines()
 }
 
-/// Standard output, a line per `write(2)` under one lock (lines of concurrent requests never interleave), each
-/// prefixed with the local time to the second, formatted again only when the second changes.
+/// Standard output, a line per `write(2)` under one lock, so lines of concurrent requests never interleave; a text
+/// line is prefixed with the local time to the second, formatted again only when the second changes.
 private final class StandardOutputLines: Sendable {
-    private struct Clock {
+    private struct State {
         var second = -1
         var stamp = ""
     }
 
-    private let clock = NIOLockedValueBox(Clock())
+    private let state = NIOLockedValueBox(State())
 
-    func write(_ rest: String) {
-        clock.withLockedValue { clock in
+    func write(stamped rest: String) {
+        state.withLockedValue { state in
             var now = time(nil)
-            if now != clock.second {
+            if now != state.second {
                 var local = tm()
                 localtime_r(&now, &local)
                 var buffer = [CChar](repeating: 0, count: 64)
                 strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
-                clock.second = now
-                clock.stamp = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                state.second = now
+                state.stamp = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             }
-            var line = clock.stamp + rest
-            line.withUTF8 { bytes in
-                var written = 0
-                while written < bytes.count {
-                    let result = Foundation.write(STDOUT_FILENO, bytes.baseAddress! + written, bytes.count - written)
-                    if result > 0 {
-                        written += result
-                    } else if result < 0 && errno == EINTR {
-                        continue
-                    } else {
-                        return
-                    }
-                }
-            }
+            var line = state.stamp + rest
+            line.withUTF8 { Self.writeAll($0) }
         }
     }
-}
 
-/// `YONA_LOG_FORMAT=json`: one JSON object per line on standard output, `{"time","level","label","message",…}`
-/// with the metadata (the correlation id among it) as further string members, for log collectors that would
-/// otherwise have to parse the text format.
-struct JSONLineLogHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level = .info
-    var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider? = nil
-
-    init(label: String) { self.label = label }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+    func write(_ line: [UInt8]) {
+        state.withLockedValue { _ in line.withUnsafeBufferPointer { Self.writeAll($0) } }
     }
 
-    func log(event: LogEvent) {
-        var fields: [String: String] = [:]
-        let merged = metadata.merging(metadataProvider?.get() ?? [:]) { $1 }.merging(event.metadata ?? [:]) { $1 }
-        for (key, value) in merged { fields[key] = "\(value)" }
-        fields["time"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
-        fields["level"] = event.level.rawValue
-        fields["label"] = label
-        fields["message"] = "\(event.message)"
-        guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        line.append(0x0A)
-        Self.output.write(line)
-    }
-
-    /// One write per line, so lines of concurrent requests never interleave.
-    private static let output = LockedOutput()
-
-    private final class LockedOutput: @unchecked Sendable {
-        private let lock = NSLock()
-        func write(_ data: Data) {
-            lock.lock()
-            defer { lock.unlock() }
-            FileHandle.standardOutput.write(data)
+    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        var written = 0
+        while written < bytes.count {
+            let result = Foundation.write(STDOUT_FILENO, base + written, bytes.count - written)
+            if result > 0 {
+                written += result
+            } else if result < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
         }
     }
 }
