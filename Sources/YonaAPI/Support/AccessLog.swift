@@ -46,8 +46,7 @@ package final class AccessLog: Sendable {
         }
         metrics.requests.increment()
         metrics.errors?.increment()
-        let (seconds, attoseconds) = elapsed.components
-        metrics.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        metrics.duration.record(duration: elapsed)
     }
 
     /// `12.3`: milliseconds with one decimal (rounded half up), without `String(format:)`'s format parser.

@@ -9,7 +9,7 @@ import YonaStore
 /// contract's status. Nothing internal reaches the body.
 package enum ErrorMapping {
     /// The answer for an error a request met (`RequestPipeline`); what is not the client's doing is logged.
-    package static func response(for error: any Error, request: Request) -> Response {
+    package static func answer(for error: any Error, request: Request) -> Response {
         let yonaError = classify(error, request: request)
         if yonaError.code == .unexpected {
             request.logger.error("unexpected error", metadata: ["error_type": .string(String(reflecting: type(of: error)))])

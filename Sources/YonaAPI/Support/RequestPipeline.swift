@@ -30,7 +30,7 @@ package struct RequestPipeline: Middleware {
                 response = answered
                 HALContentNegotiation.relabel(response, for: request)
             case .failure(let error):
-                response = ErrorMapping.response(for: error, request: request)
+                response = ErrorMapping.answer(for: error, request: request)
             }
             context.stamp(response)
             accessLog.record(request, response, elapsed: ContinuousClock.now - start)
