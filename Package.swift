@@ -35,6 +35,12 @@ let package = Package(
             name: "CLDAP",
             providers: [.apt(["libldap-dev"])]
         ),
+        // libcurl speaks SMTP with STARTTLS and AUTH (docs/decisions.md "E-mail over SMTP through libcurl").
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
@@ -52,12 +58,21 @@ let package = Package(
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
             ]
         ),
+        // Delivery: how texts and mails leave the server (SMS providers, SMTP), one outcome type and one backoff rule.
+        .target(
+            name: "YonaDelivery",
+            dependencies: [
+                "CCurl",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         // The domain: services, keys and rules in plain Swift over the store; no Vapor, no HTTP.
         .target(
             name: "YonaDomain",
             dependencies: [
                 "YonaCrypto",
                 "YonaStore",
+                "YonaDelivery",
                 "CGD",
                 "CLDAP",
                 .product(name: "Fluent", package: "fluent"),
@@ -84,6 +99,7 @@ let package = Package(
             name: "YonaConfig",
             dependencies: [
                 "YonaCrypto",
+                "YonaDelivery",
                 "YonaDomain",
                 "YonaPush",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -95,6 +111,7 @@ let package = Package(
             dependencies: [
                 "YonaCrypto",
                 "YonaStore",
+                "YonaDelivery",
                 "YonaDomain",
                 "YonaPush",
                 "YonaConfig",
@@ -108,6 +125,7 @@ let package = Package(
             name: "YonaServer",
             dependencies: [
                 "YonaStore",
+                "YonaDelivery",
                 "YonaDomain",
                 "YonaPush",
                 "YonaConfig",
@@ -137,6 +155,7 @@ let package = Package(
             dependencies: [
                 "YonaServer",
                 "YonaStore",
+                "YonaDelivery",
                 "YonaDomain",
                 "YonaPush",
                 "YonaConfig",

@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import YonaCrypto
+import YonaDelivery
 import YonaDomain
 import YonaPush
 
@@ -63,13 +64,27 @@ public struct AppConfig: Sendable {
     package var vpn = VPNResourceSettings()
     /// Where devices' VPN accounts are provisioned: nowhere (the embedded default) or an LDAP directory.
     package var vpnAccounts: LDAPSettings? = nil
-    /// Where texts go: the `log` (records that a text went out, sends nothing) or an HTTP gateway.
+    /// Where texts go: the `log` (records that a text went out, sends nothing), an HTTP gateway, Plivo or Twilio.
     public var sms: SMSSettings = .log
 
     public enum SMSSettings: Sendable, Equatable {
         case log
         /// `POST {url}` with `{"from","to","text"}`, `Authorization: Bearer {token}` when a token is set.
         case http(url: String, token: String?, from: String)
+        /// Plivo's Send Message API at `api` (Plivo's own unless a test points it elsewhere).
+        case plivo(authID: String, authToken: String, from: String, api: String)
+        /// Twilio's Messages API at `api`; `from` a number, an alphanumeric sender id or a Messaging Service SID.
+        case twilio(accountSID: String, authToken: String, from: String, api: String)
+    }
+
+    /// Where mails go: the `log` (records that a mail went out) or an SMTP relay.
+    package var email: EmailSettings = .log
+    /// The address mails come from (`YONA_EMAIL_FROM`; Yona's when unset and mails are only logged).
+    package var emailFrom: String = Email.defaultFromAddress
+
+    package enum EmailSettings: Sendable, Equatable {
+        case log
+        case smtp(SMTPEmailTransport.Settings)
     }
 
     /// Where links in pushes point: the public base URL, or the listen address.
@@ -225,23 +240,8 @@ public struct AppConfig: Sendable {
             }
             config.pushProvider = provider
         }
-        if let provider = env["YONA_SMS_PROVIDER"] {
-            switch provider {
-            case "log": config.sms = .log
-            case "http":
-                guard let raw = env["YONA_SMS_GATEWAY_URL"], let url = URL(string: raw), ["http", "https"].contains(url.scheme ?? ""),
-                    url.host != nil
-                else {
-                    throw Invalid(
-                        variable: "YONA_SMS_GATEWAY_URL", problem: "must be the gateway's absolute http(s) URL when YONA_SMS_PROVIDER is 'http'")
-                }
-                let from = env["YONA_SMS_FROM"] ?? "Yona"
-                guard !from.isEmpty, from.count <= 16 else { throw Invalid(variable: "YONA_SMS_FROM", problem: "must be 1-16 characters") }
-                config.sms = .http(url: raw, token: env["YONA_SMS_GATEWAY_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }, from: from)
-            default:
-                throw Invalid(variable: "YONA_SMS_PROVIDER", problem: "must be 'log' or 'http'")
-            }
-        }
+        config.sms = try SMSSettings.read(env)
+        try config.readEmail(env)
         for (variable, system) in [("YONA_MIN_APP_VERSION_ANDROID", OperatingSystem.android), ("YONA_MIN_APP_VERSION_IOS", .ios)] {
             guard let raw = env[variable], !raw.isEmpty else { continue }
             guard let minimum = AppVersionPolicy.parse(raw) else {
@@ -283,9 +283,10 @@ public struct AppConfig: Sendable {
         }
         // Invitation links carry a temporary password and leave by SMS: built from the request's Host header they
         // could point anywhere a caller likes (issue 13, attack 5).
-        if config.sms != .log, config.publicBaseURL == nil {
+        if config.sms != .log || config.email != .log, config.publicBaseURL == nil {
             throw Invalid(
-                variable: "YONA_PUBLIC_BASE_URL", problem: "must be set when YONA_SMS_PROVIDER sends texts: invitation links are built from it")
+                variable: "YONA_PUBLIC_BASE_URL",
+                problem: "must be set when texts or mails are sent (YONA_SMS_PROVIDER, YONA_EMAIL_PROVIDER): invitation links are built from it")
         }
         return config
     }

@@ -7,6 +7,7 @@ import NIOPosix
 import Vapor
 import YonaAPI
 import YonaConfig
+import YonaDelivery
 import YonaDomain
 import YonaPush
 import YonaStore
@@ -44,7 +45,8 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         dataDirectory = URL(fileURLWithPath: "./data")
     }
     let metrics = YonaMetrics()
-    let emailTransport = LogEmailTransport(logger: app.logger, keepLast: config.testServer)
+    let emailTransport = makeEmailTransport(config.email, logger: app.logger)
+    let lastEmail = config.testServer ? RecordingEmailTransport(emailTransport) : nil
     // Argon2id gets threads of its own: on the application's pool (one thread per core) every SQLite query
     // and file read queued behind the hashing (`scripts/bench kdf`, docs/performance.md).
     let hashingThreads = NIOThreadPool(numberOfThreads: System.coreCount)
@@ -54,8 +56,8 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
         recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
-        texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger), email: emailTransport),
-        emailTransport: emailTransport,
+        texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger), email: lastEmail ?? emailTransport),
+        lastEmail: lastEmail,
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics, app: app),
         metrics: metrics,
@@ -86,6 +88,18 @@ func makeSMSTransport(_ settings: AppConfig.SMSSettings, logger: Logger) -> any 
     switch settings {
     case .log: LogSMSTransport(logger: logger)
     case .http(let url, let token, let from): HTTPSMSTransport(url: url, token: token, from: from, client: .shared, logger: logger)
+    case .plivo(let authID, let authToken, let from, let api):
+        PlivoSMSTransport(authID: authID, authToken: authToken, from: from, api: api, client: .shared, logger: logger)
+    case .twilio(let accountSID, let authToken, let from, let api):
+        TwilioSMSTransport(accountSID: accountSID, authToken: authToken, from: from, api: api, client: .shared, logger: logger)
+    }
+}
+
+/// The configured mail provider.
+func makeEmailTransport(_ settings: AppConfig.EmailSettings, logger: Logger) -> any EmailTransport {
+    switch settings {
+    case .log: LogEmailTransport(logger: logger)
+    case .smtp(let smtp): SMTPEmailTransport(settings: smtp, logger: logger)
     }
 }
 

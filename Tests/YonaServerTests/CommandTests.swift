@@ -38,6 +38,34 @@ import Testing
         await emulator.stop()
     }
 
+    /// operations.md "Texts and mail": `sms-test` and `email-test` send one through the configured provider and say
+    /// what it answered; a start-up with a misconfigured channel stops with one line naming the variable.
+    @Test func smsTestAndEmailTestSendOneAndPrintTheAnswer() async throws {
+        let emulator = try await SMSProviderEmulator.start()
+        let environment = [
+            "YONA_SMS_PROVIDER": "twilio", "YONA_TWILIO_ACCOUNT_SID": SMSProviderEmulator.twilioAccountSID,
+            "YONA_TWILIO_AUTH_TOKEN": SMSProviderEmulator.authToken, "YONA_TWILIO_API_URL": emulator.baseURL, "YONA_SMS_FROM": "+31850000000",
+            "YONA_PUBLIC_BASE_URL": "https://yona.example", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+            "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+            "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite",
+        ]
+        let number = randomMobileNumber()
+        let (ok, okOutput) = try await Self.run(["sms-test", "--to", number], environment: environment)
+        #expect(ok == 0, "\(okOutput)")
+        #expect(okOutput.contains("provider: twilio") && okOutput.contains("answer: delivered"), "\(okOutput)")
+        #expect(emulator.texts(to: number).map(\.accepted) == [true])
+        emulator.state.withLockedValue { _ = $0.unsubscribed.insert(number) }
+        let (dead, deadOutput) = try await Self.run(["sms-test", "--to", number], environment: environment)
+        #expect(dead == 1 && deadOutput.contains("will never deliver to this address (TWILIO_21610)"), "\(deadOutput)")
+        let (mail, mailOutput) = try await Self.run(["email-test", "--to", "someone@example.com"], environment: environment)
+        #expect(mail == 0 && mailOutput.contains("provider: log"), "\(mailOutput)")
+        var broken = environment
+        broken["YONA_TWILIO_AUTH_TOKEN"] = nil
+        let (stopped, stoppedOutput) = try await Self.run(["sms-test", "--to", number], environment: broken)
+        #expect(stopped == 1 && stoppedOutput.contains("YONA_TWILIO_AUTH_TOKEN must be set when YONA_SMS_PROVIDER is 'twilio'"), "\(stoppedOutput)")
+        await emulator.stop()
+    }
+
     @Test func simulateConflictPostsAsTheClassifierWould() async throws {
         try await withServer(.sqlite) { server in
             // setup: a user with a danger zone, made through the API of an in-process server on the same file
@@ -91,7 +119,7 @@ import Testing
         // check: the overview lists the operator's commands
         let (status, overview) = try await Self.run(["--help"], environment: environment)
         #expect(status == 0, "\(overview)")
-        for command in ["serve", "migrate", "push-test", "simulate", "categories", "workers"] {
+        for command in ["serve", "migrate", "push-test", "sms-test", "email-test", "simulate", "categories", "workers"] {
             #expect(overview.contains(command), "\(command) is missing from --help")
         }
         // each command explains itself

@@ -5,7 +5,7 @@ import Testing
 /// arrows, but SwiftPM lets a file import any module already built in the graph; this holds the files to them.
 @Suite struct ModuleLayeringTests {
     /// From the bottom up; a module may import the ones before it, never the ones after.
-    static let layers = ["YonaCrypto", "YonaStore", "YonaDomain", "YonaPush", "YonaConfig", "YonaAPI", "YonaServer"]
+    static let layers = ["YonaCrypto", "YonaStore", "YonaDelivery", "YonaDomain", "YonaPush", "YonaConfig", "YonaAPI", "YonaServer"]
     /// Frameworks only the top two layers may use: the store, the domain, push and the settings know nothing of HTTP.
     static let httpFrameworks = ["Vapor", "ArgumentParser"]
 

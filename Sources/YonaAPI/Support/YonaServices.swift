@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Vapor
 import YonaConfig
+import YonaDelivery
 import YonaDomain
 import YonaPush
 import YonaStore
@@ -15,8 +16,8 @@ package struct YonaServices: Sendable {
     package let recovery: RecoveryKey
     /// Where texts and mails leave the server (the outbox hands them over).
     package let texts: TextTransports
-    /// The mail transport itself, for the test server's `/test/emails/last`.
-    package let emailTransport: LogEmailTransport
+    /// On a test server, the mail transport that keeps the last mail for `/test/emails/last`; nil otherwise.
+    package let lastEmail: RecordingEmailTransport?
     package let argon2: Argon2Pool
     package let pushProvider: any PushProvider
     package let metrics: YonaMetrics
@@ -29,14 +30,15 @@ package struct YonaServices: Sendable {
     package var vpnAccounts: VPNAccountQueue? { config.vpnAccounts == nil ? nil : VPNAccountQueue(key: recovery.vpnOutboxKey) }
 
     package init(
-        config: AppConfig, internalToken: String, recovery: RecoveryKey, texts: TextTransports, emailTransport: LogEmailTransport, argon2: Argon2Pool,
+        config: AppConfig, internalToken: String, recovery: RecoveryKey, texts: TextTransports, lastEmail: RecordingEmailTransport?,
+        argon2: Argon2Pool,
         pushProvider: any PushProvider, metrics: YonaMetrics, vpnResources: VPNResources, ingest: GroupCommit<ActivityReport, [Int64]>
     ) {
         self.config = config
         self.internalToken = internalToken
         self.recovery = recovery
         self.texts = texts
-        self.emailTransport = emailTransport
+        self.lastEmail = lastEmail
         self.argon2 = argon2
         self.pushProvider = pushProvider
         self.metrics = metrics
@@ -140,7 +142,7 @@ extension Request {
     package var invitations: InvitationService {
         InvitationService(
             db: db, users: users, argon2: application.yona.argon2, sms: application.sms(on: db, locale: context.locale),
-            email: QueuedEmailSender(outbox: application.textOutbox(on: db)))
+            email: QueuedEmailSender(outbox: application.textOutbox(on: db), fromAddress: application.yona.config.emailFrom, locale: context.locale))
     }
 
     /// What a buddy request needs to invite a number without an account.

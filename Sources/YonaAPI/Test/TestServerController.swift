@@ -30,9 +30,10 @@ package enum TestServerController {
 
     /// The last e-mail the server sent (Yona's test endpoint; the invitation link is in `body`).
     @Sendable package static func lastEmail(req: Request) async throws -> Response {
-        guard let email = req.application.yona.emailTransport.lastSent else { throw YonaError(.messageNotFound) }
+        guard let email = req.application.yona.lastEmail?.lastSent else { throw YonaError(.messageNotFound) }
+        struct Body: Encodable { let from, to, subject, body: String }
         let response = Response(status: .ok)
-        try response.content.encode(email, as: .json)
+        try response.content.encode(Body(from: email.from, to: email.to, subject: email.subject, body: email.body), as: .json)
         return response
     }
 

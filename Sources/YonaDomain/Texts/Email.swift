@@ -1,7 +1,6 @@
 import Fluent
 import Foundation
-import Logging
-import NIOConcurrencyHelpers
+import YonaDelivery
 
 /// What an invitation says: who invites and the link that carries the temporary password. The inviter's typed
 /// message is not part of it: that reaches the invitee inside the app, sealed, as the connect request's text.
@@ -15,24 +14,38 @@ package struct BuddyInvitation: Sendable {
     package let link: String
 }
 
-/// One e-mail as it would go out.
-package struct Email: Sendable, Codable, Equatable {
-    package let from: String
-    package let to: String
-    package let subject: String
-    package let body: String
+extension Email {
+    /// The address mails come from when the operator names none (Yona's).
+    package static let defaultFromAddress = "noreply@yona.nu"
 
-    /// The Yona invitation mail: the app's integration tests find the link after "click <a href=".
-    package static func invitation(_ invitation: BuddyInvitation, to address: String) -> Email {
+    /// The Yona invitation mail, in the language of the request that causes it, as HTML and as plain text. Yona's
+    /// integration tests find the English link after "Return to this mail and click <a href=". Unlike Yona's, it
+    /// does not repeat the inviter's mobile number (the invitee's phone shows it with the text).
+    package static func invitation(
+        _ invitation: BuddyInvitation, to address: String, from fromAddress: String = defaultFromAddress, in locale: YonaLocale = .enUS
+    ) -> Email {
         let inviter = "\(invitation.inviterFirstName) \(invitation.inviterLastName)"
+        let dutch = locale == .nlNL
+        let subject = dutch ? "Word vriend van \(inviter) op Yona!" : "Become friend of \(inviter) on Yona!"
+        let intro =
+            dutch
+            ? "\(inviter) nodigt je uit om vrienden te worden op Yona."
+            : "\(inviter) invites you to become buddies on Yona."
+        let install = dutch ? "Installeer de Yona-app." : "Install the Yona app."
+        let link = attribute(invitation.link)
+        let step =
+            dutch
+            ? "Ga terug naar deze mail en klik op je telefoon op <a href=\"\(link)\">deze link</a> om te accepteren."
+            : "Return to this mail and click <a href=\"\(link)\">this link</a> on your phone to accept."
+        let textStep =
+            dutch
+            ? "Open daarna deze link op je telefoon om te accepteren:" : "Then open this link on your phone to accept:"
         return Email(
-            from: "\(inviter) <noreply@yona.nu>",
+            from: "\(inviter) <\(fromAddress)>",
             to: "\(invitation.inviteeFirstName) \(invitation.inviteeLastName) <\(address)>",
-            subject: "Become friend of \(inviter) on Yona!",
-            body: """
-                <p>\(Self.escaped(inviter)) invites you to become buddies on Yona.</p>
-                <p>Install the Yona app. Return to this mail and click <a href="\(Self.attribute(invitation.link))">this link</a> on your phone to accept.</p>
-                """)
+            subject: subject,
+            body: "<p>\(escaped(intro))</p>\n<p>\(escaped(install)) \(step)</p>",
+            text: "\(intro)\n\n\(install) \(textStep)\n\(invitation.link)\n")
     }
 
     /// A URL in an attribute: its `&` stays as it is (as in Yona's mail, whose readers take the href verbatim; no
@@ -49,50 +62,31 @@ package struct Email: Sendable, Codable, Equatable {
 
 /// Sends e-mail. Implementations queue it in the outbox (`QueuedEmailSender`).
 package protocol EmailSender: Sendable {
-    func send(_ email: Email) async throws
-    /// Queues mails in the caller's transaction, as `SMSSender.inTransaction` does texts.
-    func queue(_ email: Email, in tx: any Database) async throws -> @Sendable () async -> Void
+    /// Queues the invitation mail in the caller's transaction, as `SMSSender.inTransaction` does texts; the returned
+    /// closure tries it once the transaction committed.
+    func queueInvitation(_ invitation: BuddyInvitation, to address: String, in tx: any Database) async throws -> @Sendable () async -> Void
 }
 
 /// Queues the mail and tries it at once, as `QueuedSMSSender` does texts.
 package struct QueuedEmailSender: EmailSender {
     let outbox: TextOutbox
+    /// The address mails come from (`YONA_EMAIL_FROM`).
+    let fromAddress: String
+    /// The language of the mail: the causing request's.
+    let locale: YonaLocale
 
-    package func send(_ email: Email) async throws { try await outbox.send(.email(email)) }
-
-    package func queue(_ email: Email, in tx: any Database) async throws -> @Sendable () async -> Void {
+    package func queueInvitation(_ invitation: BuddyInvitation, to address: String, in tx: any Database) async throws
+        -> @Sendable () async -> Void
+    {
+        let email = Email.invitation(invitation, to: address, from: fromAddress, in: locale)
         let id = try await outbox.on(tx).queue(.email(email))
         let outbox = self.outbox
         return { await outbox.sendNow(id) }
     }
 
-    package init(outbox: TextOutbox) {
+    package init(outbox: TextOutbox, fromAddress: String = Email.defaultFromAddress, locale: YonaLocale = .enUS) {
         self.outbox = outbox
+        self.fromAddress = fromAddress
+        self.locale = locale
     }
-}
-
-/// How a mail leaves the server; implementations never log an address or any content.
-package protocol EmailTransport: Sendable {
-    func deliver(_ email: Email) async -> DeliveryOutcome
-}
-
-/// The embedded default (and the only transport yet): records that a mail would have gone out, and nothing of
-/// what or to whom. On a test server it also keeps the last mail for `GET /test/emails/last`.
-package final class LogEmailTransport: EmailTransport {
-    private let logger: Logger
-    private let keepLast: Bool
-    private let last = NIOLockedValueBox<Email?>(nil)
-
-    package init(logger: Logger, keepLast: Bool) {
-        self.logger = logger
-        self.keepLast = keepLast
-    }
-
-    package func deliver(_ email: Email) async -> DeliveryOutcome {
-        if keepLast { last.withLockedValue { $0 = email } }
-        logger.info("email: sent", metadata: ["email_provider": "log"])
-        return .delivered
-    }
-
-    package var lastSent: Email? { last.withLockedValue { $0 } }
 }

@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Logging
+import YonaDelivery
 
 /// What the server texts a person. Implementations queue the text in the outbox (`QueuedSMSSender`); a failure to
 /// queue fails the operation, a failure to deliver never does.
@@ -119,33 +120,5 @@ package struct QueuedSMSSender: SMSSender {
         self.outbox = outbox
         self.queuedInTransaction = queuedInTransaction
         self.locale = locale
-    }
-}
-
-/// How a text leaves the server; implementations never log a number or any content.
-package protocol SMSTransport: Sendable {
-    func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome
-}
-
-/// What became of one delivery attempt.
-package enum DeliveryOutcome: Sendable, Equatable {
-    case delivered
-    /// Worth trying again later (the provider is down, overloaded, or timed out).
-    case retry(String)
-    /// Refused for good (a number the gateway will never take).
-    case rejected(String)
-}
-
-/// The embedded default: records that a text would have gone out, and nothing of what or to whom.
-package struct LogSMSTransport: SMSTransport {
-    package let logger: Logger
-
-    package func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
-        logger.info("sms: \(kind) sent", metadata: ["sms_provider": "log"])
-        return .delivered
-    }
-
-    package init(logger: Logger) {
-        self.logger = logger
     }
 }

@@ -1,8 +1,10 @@
 import Fluent
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import SQLKit
 import YonaCrypto
+import YonaDelivery
 import YonaStore
 
 /// One text or e-mail as it waits in the outbox (sealed, see `PendingText`).
@@ -22,11 +24,25 @@ package enum OutgoingText: Codable, Sendable, Equatable {
 package struct TextTransports: Sendable {
     package let sms: any SMSTransport
     package let email: any EmailTransport
+    /// Which channels' providers refuse our settings right now (logged once, not once per text).
+    package let alarm = MisconfigurationAlarm()
 
     package init(sms: any SMSTransport, email: any EmailTransport) {
         self.sms = sms
         self.email = email
     }
+}
+
+/// The channels whose provider last said our settings are wrong.
+package final class MisconfigurationAlarm: Sendable {
+    private let raised = NIOLockedValueBox<Set<String>>([])
+
+    package init() {}
+
+    /// Marks `channel` misconfigured; true when it was not yet (the moment to say so).
+    package func raise(_ channel: String) -> Bool { raised.withLockedValue { $0.insert(channel).inserted } }
+
+    package func cleared(_ channel: String) { raised.withLockedValue { _ = $0.remove(channel) } }
 }
 
 /// The durable outbox of texts and e-mails (issue 13), built like the push outbox: a text is queued (sealed) on the
@@ -39,14 +55,22 @@ package struct TextOutbox: Sendable {
     package struct Settings: Sendable {
         package var leaseSeconds: TimeInterval = 60
         package var backoffSeconds: TimeInterval = 5
+        /// The longest wait between two attempts (a code texted late is of less use every minute).
+        package var backoffCapSeconds: TimeInterval = 900
         /// A code texted hours late is of no use; after this a text is given up.
         package var maxAgeSeconds: TimeInterval = 6 * 3600
 
-        package init(leaseSeconds: TimeInterval = 60, backoffSeconds: TimeInterval = 5, maxAgeSeconds: TimeInterval = 6 * 3600) {
+        package init(
+            leaseSeconds: TimeInterval = 60, backoffSeconds: TimeInterval = 5, backoffCapSeconds: TimeInterval = 900,
+            maxAgeSeconds: TimeInterval = 6 * 3600
+        ) {
             self.leaseSeconds = leaseSeconds
             self.backoffSeconds = backoffSeconds
+            self.backoffCapSeconds = backoffCapSeconds
             self.maxAgeSeconds = maxAgeSeconds
         }
+
+        var backoff: Backoff { Backoff(base: backoffSeconds, cap: backoffCapSeconds) }
     }
 
     private(set) var db: any Database
@@ -164,24 +188,40 @@ package struct TextOutbox: Sendable {
         switch outcome {
         case .delivered:
             metrics?.text(channel: channel, outcome: "sent")
+            transports.alarm.cleared(channel)
             try await PendingText.query(on: db).filter(\.$id == row.id).delete()
-        case .retry(let code):
-            let delay = settings.backoffSeconds * pow(2, Double(min(row.attempts, 12))) * Double.random(in: 0.5...1.5)
-            if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
-                metrics?.text(channel: channel, outcome: "failed")
-                logger.warning("text outbox: given up after its maximum age", metadata: ["channel": .string(channel), "error_code": .string(code)])
-                try await markFailed(row, code)
-            } else {
-                metrics?.text(channel: channel, outcome: "retry")
-                try await PendingText.query(on: db).filter(\.$id == row.id)
-                    .set(\.$state, to: PendingText.State.pending.rawValue).set(\.$attempts, to: row.attempts + 1)
-                    .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay)).set(\.$claimedUntil, to: nil)
-                    .set(\.$lastError, to: code).update()
+        case .retry(let code, let after):
+            try await later(
+                row, code: code, delay: settings.backoff.delay(afterAttempts: row.attempts, retryAfter: after), channel: channel, now: now)
+        case .misconfigured(let code):
+            // Nothing gets through until an operator fixes the settings: one error line until a delivery succeeds
+            // again, and each text waits the longest backoff, not a hot loop against a provider that refuses us.
+            metrics?.text(channel: channel, outcome: "misconfigured")
+            if transports.alarm.raise(channel) {
+                logger.error(
+                    "\(channel) provider refuses our settings; nothing is delivered until they are fixed",
+                    metadata: ["channel": .string(channel), "error_code": .string(code)])
             }
-        case .rejected(let code):
-            metrics?.text(channel: channel, outcome: "rejected")
+            try await later(row, code: code, delay: settings.backoffCapSeconds, channel: channel, now: now, counted: false)
+        case .rejected(let code), .deadAddress(let code):
+            metrics?.text(channel: channel, outcome: outcome == .rejected(code) ? "rejected" : "dead_address")
             try await markFailed(row, code)
         }
+    }
+
+    /// Tries the text again after `delay`, or gives it up when that would pass its maximum age.
+    private func later(_ row: Claimed, code: String, delay: TimeInterval, channel: String, now: Date, counted: Bool = true) async throws {
+        if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
+            metrics?.text(channel: channel, outcome: "failed")
+            logger.warning("text outbox: given up after its maximum age", metadata: ["channel": .string(channel), "error_code": .string(code)])
+            try await markFailed(row, code)
+            return
+        }
+        if counted { metrics?.text(channel: channel, outcome: "retry") }
+        try await PendingText.query(on: db).filter(\.$id == row.id)
+            .set(\.$state, to: PendingText.State.pending.rawValue).set(\.$attempts, to: row.attempts + 1)
+            .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay)).set(\.$claimedUntil, to: nil)
+            .set(\.$lastError, to: code).update()
     }
 
     /// A text that will not go out keeps no content: only its channel and why, for the operator.

@@ -93,7 +93,7 @@ package struct InvitationService: Sendable {
         let texts = sms.inTransaction(tx)
         try await texts.sender.sendBuddyInvitation(invitation, to: number)
         var mail: (@Sendable () async -> Void)?
-        if let emailAddress { mail = try await email.queue(.invitation(invitation, to: emailAddress), in: tx) }
+        if let emailAddress { mail = try await email.queueInvitation(invitation, to: emailAddress, in: tx) }
         let queuedMail = mail
         return {
             await texts.afterCommit()

@@ -14,7 +14,7 @@ public struct YonaCommand: AsyncParsableCommand {
         commandName: "yona-server",
         abstract: "The Yona server: the app API, the analyzer and admin APIs, and the push workers.",
         subcommands: [
-            ServeCommand.self, WorkersCommand.self, MigrateCommand.self, PushTestCommand.self,
+            ServeCommand.self, WorkersCommand.self, MigrateCommand.self, PushTestCommand.self, SMSTestCommand.self, EmailTestCommand.self,
             SimulateCommand.self, CategoriesCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)
@@ -98,6 +98,7 @@ enum YonaRuntime {
         guard !services.isEmpty else { throw CommandFailure.usage("nothing to run: the workers are off and there is no listener") }
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         configuration.maximumGracefulShutdownDuration = gracePeriod
+        if let warning = app.yona.config.startupWarning { app.logger.warning("\(warning)") }
         app.logger.info("running", metadata: ["services": .string(services.map(\.serviceName).joined(separator: ","))])
         try await ServiceGroup(configuration: configuration).run()
         app.logger.info("stopped")

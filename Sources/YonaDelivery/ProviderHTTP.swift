@@ -1,0 +1,58 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// One request to a provider's HTTP API and its answer, or why there was none. Shared by the SMS providers so
+/// each says only what its API means: the URL, the body, and how its answers map to a `DeliveryOutcome`.
+package struct ProviderHTTP: Sendable {
+    package let client: HTTPClient
+    package var timeout: TimeAmount = .seconds(10)
+
+    package struct Answer: Sendable {
+        package let status: Int
+        package let headers: HTTPHeaders
+        package let body: Data
+
+        /// The provider's Retry-After, in seconds.
+        package var retryAfter: TimeInterval? { Backoff.retryAfter(headers.first(name: "Retry-After")) }
+
+        /// The body as a JSON object, when it is one.
+        package var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    }
+
+    package init(client: HTTPClient, timeout: TimeAmount = .seconds(10)) {
+        self.client = client
+        self.timeout = timeout
+    }
+
+    /// `POST url` with `body` of `contentType`; `nil` when no answer came (refused connection, TLS, timeout).
+    package func post(_ url: String, body: Data, contentType: String, headers: [(String, String)]) async -> Answer? {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: contentType)
+        request.headers.add(name: "Accept", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(data: body))
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let bytes = try await response.body.collect(upTo: 256 * 1024)
+            return Answer(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+        } catch {
+            return nil
+        }
+    }
+
+    /// `Authorization: Basic …` for an id and a secret (both Plivo and Twilio authenticate so).
+    package static func basic(_ user: String, _ password: String) -> (String, String) {
+        ("Authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+    }
+
+    /// `application/x-www-form-urlencoded` as RFC 3986 unreserved characters and `%XX` for everything else.
+    package static func formEncoded(_ fields: [(String, String)]) -> Data {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        func encode(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
+        return Data(fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&").utf8)
+    }
+}

@@ -1,0 +1,49 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+
+/// Sends texts through an HTTP SMS gateway: `POST {url}` with `{"from","to","text"}` (JSON) and the bearer
+/// token when one is set. A 2xx is delivered; 429, 5xx and an unreachable gateway are tried again later (the text
+/// waits in the outbox, not before the gateway's Retry-After); 401 and 403 say our token is wrong; another 4xx is
+/// refused for good. Logged by status only, never the number or the text.
+package struct HTTPSMSTransport: SMSTransport {
+    package let url: String
+    package let token: String?
+    package let from: String
+    package let http: ProviderHTTP
+    package let logger: Logger
+    package var name: String { "http" }
+
+    private struct Body: Encodable {
+        let from: String
+        let to: String
+        let text: String
+    }
+
+    package func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
+        let body = (try? JSONEncoder().encode(Body(from: from, to: number, text: text))) ?? Data()
+        let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
+        guard let answer = await http.post(url, body: body, contentType: "application/json", headers: headers) else {
+            logger.warning("sms: gateway unreachable for a \(kind)", metadata: ["sms_provider": "http"])
+            return .retry("UNREACHABLE")
+        }
+        if (200..<300).contains(answer.status) {
+            logger.info("sms: \(kind) sent", metadata: ["sms_provider": "http"])
+            return .delivered
+        }
+        logger.warning("sms: gateway refused a \(kind)", metadata: ["sms_provider": "http", "status": "\(answer.status)"])
+        switch answer.status {
+        case 429, 500...: return .retry("HTTP_\(answer.status)", after: answer.retryAfter)
+        case 401, 403: return .misconfigured("HTTP_\(answer.status)")
+        default: return .rejected("HTTP_\(answer.status)")
+        }
+    }
+
+    package init(url: String, token: String?, from: String, client: HTTPClient, logger: Logger) {
+        self.url = url
+        self.token = token
+        self.from = from
+        self.http = ProviderHTTP(client: client)
+        self.logger = logger
+    }
+}
