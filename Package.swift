@@ -63,6 +63,8 @@ let package = Package(
             name: "YonaDelivery",
             dependencies: [
                 "CCurl",
+                "YonaStore",
+                .product(name: "Fluent", package: "fluent"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

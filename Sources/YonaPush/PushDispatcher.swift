@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SQLKit
 import ServiceLifecycle
+import YonaDelivery
 import YonaDomain
 import YonaStore
 
@@ -153,15 +154,17 @@ package struct PushDispatcher: Sendable {
         }
     }
 
+    /// The table's lifecycle (`Outbox`): per device, in the order the messages were created. Pushes are delayed by
+    /// the one backoff rule from `backoffSeconds`, at most an hour apart, and given up after `maxAgeSeconds`.
+    private var core: Outbox<UUID> {
+        Outbox(
+            table: PendingPush.schema, ordering: .perKey("device_anonymized_id"), db: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds,
+            backoff: Backoff(base: settings.backoffSeconds, cap: 3600, retryAfterCap: settings.maxAgeSeconds), maxAgeSeconds: settings.maxAgeSeconds)
+    }
+
     /// Whether a row is due and not leased (one read through the due index, no lock).
     private func anythingDue(at now: Date) async throws -> Bool {
-        try await db.sql.raw(
-            """
-            SELECT 1 AS due FROM push_outbox
-            WHERE state = 'pending' AND next_attempt_at <= \(bind: now) AND (claimed_until IS NULL OR claimed_until < \(bind: now))
-            LIMIT 1
-            """
-        ).first() != nil
+        try await core.anythingDue(at: now)
     }
 
     /// How long a failed row stays, for an operator to read its `last_error`.
@@ -172,26 +175,12 @@ package struct PushDispatcher: Sendable {
     /// was told of which message.
     @discardableResult
     package func purgeFinished(now: Date = Date(), chunk: Int = 10_000) async throws -> Int {
-        let cutoff = now.addingTimeInterval(-Self.finishedRetention)
-        var purged = 0
-        while true {
-            let rows = try await db.sql.raw(
-                """
-                DELETE FROM push_outbox WHERE id IN (
-                    SELECT id FROM push_outbox WHERE state = 'failed' AND created_at < \(bind: cutoff) LIMIT \(bind: chunk))
-                RETURNING id
-                """
-            ).all()
-            purged += rows.count
-            if rows.count < chunk { return purged }
-        }
+        try await core.purgeFailed(before: now.addingTimeInterval(-Self.finishedRetention), chunk: chunk)
     }
 
     /// Delivered rows are done: deleted in one statement (a delete writes no index entries, unlike an update).
     private func finishDelivered(_ ids: [UUID]) async throws {
-        for chunk in ids.chunked(1000) {
-            try await db.sql.raw("DELETE FROM push_outbox WHERE id IN (\(binds: Array(chunk)))").run()
-        }
+        try await core.delete(ids)
     }
 
     /// Claims due rows that head their device's queue: a row waits while an older one of its device is open, so each
@@ -200,25 +189,13 @@ package struct PushDispatcher: Sendable {
     /// Both conditions are probes of partial indexes of open rows, and rows come in due order from the index without a
     /// sort. The token comes back with the claim.
     private func claim(now: Date, limit: Int) async throws -> [Claimed] {
-        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
-        let rows = try await db.sql.raw(
-            """
-            UPDATE push_outbox SET claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
-            WHERE id IN (
-                SELECT p.id FROM push_outbox p
-                WHERE p.state = 'pending' AND p.next_attempt_at <= \(bind: now)
-                  AND (p.claimed_until IS NULL OR p.claimed_until < \(bind: now))
-                  AND NOT EXISTS (
-                      SELECT 1 FROM push_outbox o
-                      WHERE o.device_anonymized_id = p.device_anonymized_id AND o.state = 'pending' AND o.created_at < p.created_at)
-                ORDER BY p.next_attempt_at
-                LIMIT \(bind: limit)
-                \(lock)
-            )
-            RETURNING id, device_anonymized_id, message_id, attempts, created_at,
-                (SELECT d.firebase_instance_id FROM devices_anonymized d WHERE d.id = push_outbox.device_anonymized_id) AS token
-            """
-        ).all()
+        let outbox: SQLQueryString = "\(unsafeRaw: PendingPush.schema)"
+        let rows = try await core.claim(
+            now: now, limit: limit,
+            returning: """
+                id, device_anonymized_id, message_id, attempts, created_at,
+                    (SELECT d.firebase_instance_id FROM \(unsafeRaw: DeviceAnonymized.schema) d WHERE d.id = \(outbox).device_anonymized_id) AS token
+                """)
         return try rows.map { row in
             Claimed(
                 id: try row.decode(column: "id", as: UUID.self),
@@ -235,7 +212,7 @@ package struct PushDispatcher: Sendable {
     private func deliver(_ row: Claimed) async throws -> Bool {
         guard let token = row.token else {
             // The app's token was cleared (or the device went): nothing to send until it sends a new one.
-            try await finish(row, state: .failed, error: "NO_TOKEN")
+            try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: .deadAddress("NO_TOKEN"), now: Date())
             metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")
             return false
         }
@@ -248,22 +225,14 @@ package struct PushDispatcher: Sendable {
             if settings.recordDeliveries { try await recordDelivery(token: token, data: message.data, at: now) }
             return true
         case .retry(let after, let quota, let code):
-            let exponential = settings.backoffSeconds * pow(2, Double(row.attempts)) * Double.random(in: 0.5...1.5)
-            var delay = max(after ?? 0, exponential)
-            if quota { delay = max(delay, 60) }
-            if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
+            // FCM's quota (429) waits at least a minute, whatever it said.
+            let outcome = DeliveryOutcome.retry(code, after: quota ? max(after ?? 0, 60) : after)
+            if try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: outcome, now: now) == .gaveUp {
                 logger.warning("push given up after its maximum age", metadata: ["error_code": .string(code)])
                 metrics?.push(outcome: "failed", errorCode: code)
-                try await finish(row, state: .failed, error: code)
             } else {
                 metrics?.push(outcome: "retry", errorCode: code)
                 metrics?.pushRetry()
-                try await PendingPush.query(on: db).filter(\.$id == row.id)
-                    .set(\.$attempts, to: row.attempts + 1)
-                    .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay))
-                    .set(\.$claimedUntil, to: nil)
-                    .set(\.$lastError, to: code)
-                    .update()
             }
         case .tokenInvalid(let reason):
             metrics?.push(outcome: "token_invalid", errorCode: reason)
@@ -273,22 +242,13 @@ package struct PushDispatcher: Sendable {
                 .filter(\.$firebaseInstanceID == token)
                 .set(\.$firebaseInstanceID, to: nil).update()
             logger.info("push token cleared", metadata: ["token_hash": .string(TokenHash.of(token)), "reason": .string(reason)])
-            try await finish(row, state: .failed, error: reason)
+            try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: .deadAddress(reason), now: now)
         case .rejected(let code):
             logger.error("push rejected by the provider", metadata: ["error_code": .string(code)])
             metrics?.push(outcome: "rejected", errorCode: code)
-            try await finish(row, state: .failed, error: code)
+            try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: .rejected(code), now: now)
         }
         return false
-    }
-
-    private func finish(_ row: Claimed, state: PendingPush.State, error: String?) async throws {
-        try await PendingPush.query(on: db).filter(\.$id == row.id)
-            .set(\.$state, to: state.rawValue)
-            .set(\.$attempts, to: row.attempts + 1)
-            .set(\.$claimedUntil, to: nil)
-            .set(\.$lastError, to: error)
-            .update()
     }
 
     private func recordDelivery(token: String, data: [String: String], at now: Date) async throws {

@@ -45,12 +45,12 @@ package final class MisconfigurationAlarm: Sendable {
     package func cleared(_ channel: String) { raised.withLockedValue { _ = $0.remove(channel) } }
 }
 
-/// The durable outbox of texts and e-mails (issue 13), built like the push outbox: a text is queued (sealed) on the
-/// caller's database handle, so inside the transaction of the change that causes it when the caller has one; the
-/// request then tries it at once (`sendNow`), and the `text-outbox` background job sends what is due again, with
-/// backoff, until it is delivered, refused, or too old. Rows are claimed with a lease (`FOR UPDATE SKIP LOCKED` on
-/// PostgreSQL), so two instances never send one text twice; after a crash the lease lapses and it goes out once.
-/// Delivered rows are deleted: nothing of a text outlives its sending.
+/// The durable outbox of texts and e-mails (issue 13) on the delivery core (`Outbox`): a text is queued (sealed) on
+/// the caller's database handle, so inside the transaction of the change that causes it when the caller has one;
+/// the request then tries it at once (`sendNow`), and the `text-outbox` background job sends what is due again,
+/// with backoff, until it is delivered, refused, or too old. Claims are leases, so two instances never send one
+/// text twice; after a crash the lease lapses and it goes out once. Delivered rows are deleted: nothing of a text
+/// outlives its sending.
 package struct TextOutbox: Sendable {
     package struct Settings: Sendable {
         package var leaseSeconds: TimeInterval = 60
@@ -131,34 +131,29 @@ package struct TextOutbox: Sendable {
     }
 
     private struct Claimed: Decodable {
-        package let id: UUID
-        package let sealed: Data
-        package let attempts: Int
-        package let createdAt: Date
+        let id: UUID
+        let sealed: Data
+        let attempts: Int
+        let createdAt: Date
 
-        package enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey {
             case id, sealed, attempts
             case createdAt = "created_at"
         }
     }
 
+    /// The table's lifecycle: any due text, soonest first.
+    private var core: Outbox<UUID> {
+        Outbox(
+            table: PendingText.schema, ordering: .none, db: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds,
+            backoff: settings.backoff,
+            maxAgeSeconds: settings.maxAgeSeconds)
+    }
+
     private func claim(now: Date, limit: Int, only id: UUID?) async throws -> [Claimed] {
-        let lock: SQLQueryString = skipLocked ? "FOR UPDATE SKIP LOCKED" : ""
-        let one: SQLQueryString = id.map { "AND t.id = \(bind: $0)" } ?? ""
-        return try await db.sql.raw(
-            """
-            UPDATE text_outbox SET state = 'claimed', claimed_until = \(bind: now.addingTimeInterval(settings.leaseSeconds))
-            WHERE id IN (
-                SELECT t.id FROM text_outbox t
-                WHERE ((t.state = 'pending' AND t.next_attempt_at <= \(bind: now)) OR (t.state = 'claimed' AND t.claimed_until < \(bind: now)))
-                \(one)
-                ORDER BY t.next_attempt_at
-                LIMIT \(bind: limit)
-                \(lock)
-            )
-            RETURNING id, sealed, attempts, created_at
-            """
-        ).all(decoding: Claimed.self)
+        try await core.claim(now: now, limit: limit, only: id, returning: "id, sealed, attempts, created_at").map {
+            try $0.decode(model: Claimed.self)
+        }
     }
 
     private func deliver(_ row: Claimed, now: Date) async throws {
@@ -184,16 +179,15 @@ package struct TextOutbox: Sendable {
         try await finish(row, outcome: outcome, channel: text.channel, now: now)
     }
 
+    /// Records the outcome (`Outbox.settle`); a text that will not go out keeps no content, only its channel and why.
     private func finish(_ row: Claimed, outcome: DeliveryOutcome, channel: String, now: Date) async throws {
-        switch outcome {
-        case .delivered:
+        let settled = try await core.settle(
+            row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: outcome, now: now, clearing: "sealed = \(bind: Data())")
+        switch (settled, outcome) {
+        case (.delivered, _):
             metrics?.text(channel: channel, outcome: "sent")
             transports.alarm.cleared(channel)
-            try await PendingText.query(on: db).filter(\.$id == row.id).delete()
-        case .retry(let code, let after):
-            try await later(
-                row, code: code, delay: settings.backoff.delay(afterAttempts: row.attempts, retryAfter: after), channel: channel, now: now)
-        case .misconfigured(let code):
+        case (.retrying, .misconfigured(let code)):
             // Nothing gets through until an operator fixes the settings: one error line until a delivery succeeds
             // again, and each text waits the longest backoff, not a hot loop against a provider that refuses us.
             metrics?.text(channel: channel, outcome: "misconfigured")
@@ -202,39 +196,24 @@ package struct TextOutbox: Sendable {
                     "\(channel) provider refuses our settings; nothing is delivered until they are fixed",
                     metadata: ["channel": .string(channel), "error_code": .string(code)])
             }
-            try await later(row, code: code, delay: settings.backoffCapSeconds, channel: channel, now: now, counted: false)
-        case .rejected(let code), .deadAddress(let code):
-            metrics?.text(channel: channel, outcome: outcome == .rejected(code) ? "rejected" : "dead_address")
-            try await markFailed(row, code)
-        }
-    }
-
-    /// Tries the text again after `delay`, or gives it up when that would pass its maximum age.
-    private func later(_ row: Claimed, code: String, delay: TimeInterval, channel: String, now: Date, counted: Bool = true) async throws {
-        if now.addingTimeInterval(delay).timeIntervalSince(row.createdAt) > settings.maxAgeSeconds {
+        case (.retrying, _):
+            metrics?.text(channel: channel, outcome: "retry")
+        case (.gaveUp, _):
             metrics?.text(channel: channel, outcome: "failed")
-            logger.warning("text outbox: given up after its maximum age", metadata: ["channel": .string(channel), "error_code": .string(code)])
-            try await markFailed(row, code)
-            return
+            logger.warning(
+                "text outbox: given up after its maximum age", metadata: ["channel": .string(channel), "error_code": .string(outcome.code ?? "")])
+        case (.refused, .deadAddress):
+            metrics?.text(channel: channel, outcome: "dead_address")
+        case (.refused, _):
+            metrics?.text(channel: channel, outcome: "rejected")
         }
-        if counted { metrics?.text(channel: channel, outcome: "retry") }
-        try await PendingText.query(on: db).filter(\.$id == row.id)
-            .set(\.$state, to: PendingText.State.pending.rawValue).set(\.$attempts, to: row.attempts + 1)
-            .set(\.$nextAttemptAt, to: now.addingTimeInterval(delay)).set(\.$claimedUntil, to: nil)
-            .set(\.$lastError, to: code).update()
-    }
-
-    /// A text that will not go out keeps no content: only its channel and why, for the operator.
-    private func markFailed(_ row: Claimed, _ code: String) async throws {
-        try await PendingText.query(on: db).filter(\.$id == row.id)
-            .set(\.$state, to: PendingText.State.failed.rawValue).set(\.$sealed, to: Data())
-            .set(\.$attempts, to: row.attempts + 1).set(\.$claimedUntil, to: nil).set(\.$lastError, to: code).update()
     }
 
     /// Forgets failed texts after a day (the housekeeping job).
     package static func purgeFailed(on db: any Database, now: Date = Date()) async throws {
-        try await PendingText.query(on: db).filter(\.$state == PendingText.State.failed.rawValue)
-            .filter(\.$createdAt < now.addingTimeInterval(-86_400)).delete()
+        let outbox = Outbox<UUID>(
+            table: PendingText.schema, ordering: .none, db: db, skipLocked: false, leaseSeconds: 0, backoff: Settings().backoff, maxAgeSeconds: nil)
+        try await outbox.purgeFailed(before: now.addingTimeInterval(-86_400))
     }
 
     private static func associatedData(_ id: UUID) -> [UInt8] { Array("text_outbox.sealed".utf8) + [0] + id.bytes }

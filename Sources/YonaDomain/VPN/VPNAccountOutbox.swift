@@ -4,6 +4,7 @@ import Logging
 import NIOPosix
 import SQLKit
 import YonaCrypto
+import YonaDelivery
 import YonaStore
 
 /// A device's VPN login: `<userAnonymizedId>$<deviceIndex>`, the account's name in the directory and what the
@@ -79,7 +80,7 @@ package struct VPNAccountOutbox: Sendable {
                 else {
                     // Sealed under another recovery key (a restore without the secret): it can never be applied.
                     logger.error("vpn accounts: a queued change cannot be opened and is dropped")
-                    try await PendingVPNAccountChange.query(on: db).filter(\.$id == head.id).delete()
+                    try await core.delete([head.id])
                     continue
                 }
                 let open = connection
@@ -92,7 +93,7 @@ package struct VPNAccountOutbox: Sendable {
                     return connection
                 }
                 connection = live
-                try await PendingVPNAccountChange.query(on: db).filter(\.$id == head.id).delete()
+                try await core.delete([head.id])
                 applied += 1
             } catch {
                 try await release(head, error: error, now: now)
@@ -103,31 +104,27 @@ package struct VPNAccountOutbox: Sendable {
     }
 
     private struct Head: Decodable {
-        package let id: Int
-        package let sealed: Data
-        package let attempts: Int
+        let id: Int
+        let sealed: Data
+        let attempts: Int
+    }
+
+    /// The table's lifecycle: strictly the oldest change, never given up (an account must exist or go).
+    private var core: Outbox<Int> {
+        Outbox(
+            table: PendingVPNAccountChange.schema, ordering: .oldestFirst, hasState: false, nullableNextAttempt: true, db: db, skipLocked: false,
+            leaseSeconds: leaseSeconds, backoff: Backoff(base: backoffSeconds, cap: maxBackoffSeconds), maxAgeSeconds: nil)
     }
 
     /// Claims the oldest change if it is due and not leased by another instance.
     private func claimHead(now: Date) async throws -> Head? {
-        try await db.sql.raw(
-            """
-            UPDATE vpn_account_outbox SET claimed_until = \(bind: now.addingTimeInterval(leaseSeconds))
-            WHERE id = (SELECT MIN(id) FROM vpn_account_outbox)
-                AND (next_attempt_at IS NULL OR next_attempt_at <= \(bind: now))
-                AND (claimed_until IS NULL OR claimed_until < \(bind: now))
-            RETURNING id, sealed, attempts
-            """
-        ).first(decoding: Head.self)
+        try await core.claim(now: now, limit: 1, returning: "id, sealed, attempts").first?.decode(model: Head.self)
     }
 
-    /// A failed change waits (doubling, jittered, at most `maxBackoffSeconds`) and keeps its place at the head.
+    /// A failed change waits (the one backoff rule, at most `maxBackoffSeconds`) and keeps its place at the head.
     private func release(_ head: Head, error: any Error, now: Date) async throws {
-        let delay = min(maxBackoffSeconds, backoffSeconds * pow(2, Double(min(head.attempts, 20)))) * Double.random(in: 0.75...1.25)
         let reason = (error as? LDAPFailure)?.description ?? String(reflecting: type(of: error))
-        try await PendingVPNAccountChange.query(on: db).filter(\.$id == head.id)
-            .set(\.$attempts, to: head.attempts + 1).set(\.$nextAttemptAt, to: now.addingTimeInterval(delay))
-            .set(\.$claimedUntil, to: nil).set(\.$lastError, to: reason).update()
+        try await core.settle(head.id, attempts: head.attempts, createdAt: nil, outcome: .retry(reason), now: now)
     }
 
     package init(

@@ -50,5 +50,6 @@ package enum YonaMigrations {
         AddAnnouncementToInboxIndex(),
         StoreMessagesInWritingOrder(),
         CountInboxesWithoutAHotRow(),
+        LeaseTextsAsTheOtherOutboxes(),
     ]
 }
