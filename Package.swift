@@ -63,6 +63,7 @@ let package = Package(
             name: "YonaDelivery",
             dependencies: [
                 "CCurl",
+                "CLDAP",
                 "YonaStore",
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -76,9 +77,7 @@ let package = Package(
                 "YonaStore",
                 "YonaDelivery",
                 "CGD",
-                "CLDAP",
                 .product(name: "Fluent", package: "fluent"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),

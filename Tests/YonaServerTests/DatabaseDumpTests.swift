@@ -4,6 +4,7 @@ import SQLKit
 import Testing
 
 @testable import YonaAPI
+@testable import YonaDelivery
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

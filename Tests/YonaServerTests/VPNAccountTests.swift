@@ -5,6 +5,7 @@ import YonaCrypto
 
 @testable import YonaAPI
 @testable import YonaConfig
+@testable import YonaDelivery
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore

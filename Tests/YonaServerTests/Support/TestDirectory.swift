@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import YonaAPI
+@testable import YonaDelivery
 @testable import YonaDomain
 @testable import YonaServer
 
