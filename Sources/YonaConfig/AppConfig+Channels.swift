@@ -119,7 +119,7 @@ extension AppConfig {
     /// What this server will not do, said in one line at start-up: nil when it sends texts and mails for real.
     package var startupWarning: String? {
         if testServer {
-            return "test server: every confirmation code is 1234 and the /test endpoints are open; never let it face real users"
+            return "test server: confirmation codes are fixed and the /test endpoints are open; never let it face real users"
         }
         let logged = [sms == .log ? "texts (YONA_SMS_PROVIDER=log)" : nil, email == .log ? "mails (YONA_EMAIL_PROVIDER=log)" : nil].compactMap { $0 }
         guard !logged.isEmpty else { return nil }

@@ -157,8 +157,8 @@ package struct PushDispatcher: Sendable {
     /// The table's lifecycle (`Outbox`): per device, in the order the messages were created. Pushes are delayed by
     /// the one backoff rule from `backoffSeconds`, at most an hour apart, and given up after `maxAgeSeconds`.
     private var core: Outbox<UUID> {
-        Outbox(
-            table: PendingPush.schema, ordering: .perKey("device_anonymized_id"), db: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds,
+        PushOutbox.lifecycle(
+            on: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds,
             backoff: Backoff(base: settings.backoffSeconds, cap: 3600, retryAfterCap: settings.maxAgeSeconds), maxAgeSeconds: settings.maxAgeSeconds)
     }
 
@@ -189,13 +189,7 @@ package struct PushDispatcher: Sendable {
     /// Both conditions are probes of partial indexes of open rows, and rows come in due order from the index without a
     /// sort. The token comes back with the claim.
     private func claim(now: Date, limit: Int) async throws -> [Claimed] {
-        let outbox: SQLQueryString = "\(unsafeRaw: PendingPush.schema)"
-        let rows = try await core.claim(
-            now: now, limit: limit,
-            returning: """
-                id, device_anonymized_id, message_id, attempts, created_at,
-                    (SELECT d.firebase_instance_id FROM \(unsafeRaw: DeviceAnonymized.schema) d WHERE d.id = \(outbox).device_anonymized_id) AS token
-                """)
+        let rows = try await core.claim(now: now, limit: limit, returning: PushOutbox.claimedColumns)
         return try rows.map { row in
             Claimed(
                 id: try row.decode(column: "id", as: UUID.self),

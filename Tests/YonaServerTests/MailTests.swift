@@ -173,7 +173,7 @@ import Testing
         ])
         #expect(sending.startupWarning == nil)
         #expect(
-            try AppConfig.fromEnvironment(["YONA_TEST_SERVER": "true"]).startupWarning?.hasPrefix("test server: every confirmation code is 1234")
+            try AppConfig.fromEnvironment(["YONA_TEST_SERVER": "true"]).startupWarning?.hasPrefix("test server: confirmation codes are fixed")
                 == true)
     }
 

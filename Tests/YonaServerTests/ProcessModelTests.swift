@@ -49,6 +49,15 @@ import Testing
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
+    /// Vapor clears an application's storage when it shuts down; a request still in its handler then (a client that
+    /// gave up, a SIGTERM under load) reads the services and must get them, not trap the whole process.
+    @Test func aRequestThatOutlivesItsApplicationDoesNotTrap() async throws {
+        let server = try await TestServer.start(.sqlite)
+        let app = server.app
+        await server.stop()
+        #expect(app.yona.config.testServer, "the services are still there for the request in flight")
+    }
+
     @Test func theListenersAndTheLogFormatAreConfiguredWithOneLineErrors() throws {
         let embedded = try AppConfig.fromEnvironment([:])
         #expect(embedded.internalPort == nil && embedded.logFormat == .text, "one port and text lines by default")

@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import NIOConcurrencyHelpers
 import Vapor
 import YonaConfig
 import YonaDelivery
@@ -51,13 +52,24 @@ private struct YonaServicesKey: StorageKey {
     package typealias Value = YonaServices
 }
 
+/// Every configured application's services, beyond its storage: Vapor clears an application's storage when it shuts
+/// down, and a request still in flight then (a client that gave up, a SIGTERM under load) must end with an error of its
+/// own (its database is gone), not trap the process. An entry is replaced when an application is configured again.
+private let configuredServices = NIOLockedValueBox<[ObjectIdentifier: YonaServices]>([:])
+
 extension Application {
     package var yona: YonaServices {
         get {
-            guard let services = storage[YonaServicesKey.self] else { fatalError("configure(_:config:) was not called") }
-            return services
+            if let services = storage[YonaServicesKey.self] { return services }
+            guard let kept = configuredServices.withLockedValue({ $0[ObjectIdentifier(self)] }) else {
+                fatalError("configure(_:config:) was not called")
+            }
+            return kept
         }
-        set { storage[YonaServicesKey.self] = newValue }
+        set {
+            storage[YonaServicesKey.self] = newValue
+            configuredServices.withLockedValue { $0[ObjectIdentifier(self)] = newValue }
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import Vapor
+import YonaDelivery
 import YonaDomain
 import YonaPush
 import YonaStore
@@ -69,14 +70,7 @@ package enum TestServerController {
     /// ID is due and unsent.
     private static func settle(_ token: String, on db: any Database) async throws {
         for _ in 0..<100 {
-            let waiting = try await db.sql.raw(
-                """
-                SELECT o.id FROM \(unsafeRaw: PendingPush.schema) o JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.id = o.device_anonymized_id
-                WHERE d.firebase_instance_id = \(bind: token) AND o.state = 'pending' AND o.next_attempt_at <= \(bind: Date().addingTimeInterval(1))
-                LIMIT 1
-                """
-            ).first()
-            guard waiting != nil else { return }
+            guard try await PushOutbox.isWaiting(forToken: token, dueBy: Date().addingTimeInterval(1), on: db) else { return }
             try await Task.sleep(for: .milliseconds(50))
         }
     }

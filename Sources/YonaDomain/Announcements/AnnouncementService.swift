@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaDelivery
 import YonaStore
 
 /// System announcements (api.md "Admin API"). Posting one stores it, and nothing else: the push workers take the
@@ -60,11 +61,8 @@ package struct AnnouncementService: Sendable {
     package func purgeExpired(now: Date = Date()) async throws {
         for id in try await expiredIDs(now: now) {
             try await db.transaction { tx in
-                try await tx.sql.raw(
-                    """
-                    DELETE FROM push_outbox WHERE message_id IN (SELECT id FROM messages WHERE announcement_id = \(bind: id))
-                    """
-                ).run()
+                try await PushOutbox.withdraw(
+                    messagesIn: "SELECT id FROM \(unsafeRaw: Message.schema) WHERE announcement_id = \(bind: id)", on: tx)
                 try await Message.query(on: tx).filter(\.$announcementID == id).delete()
                 try await SystemAnnouncement.query(on: tx).filter(\.$id == id).delete()
             }

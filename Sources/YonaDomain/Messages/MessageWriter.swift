@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaDelivery
 import YonaStore
 
 /// The one way a message comes to exist: sealed to the recipient's anonymous inbox and, in the same
@@ -125,7 +126,7 @@ package enum MessageWriter {
         let ids = try await filter(Message.query(on: db)).all(\.$id)
         guard !ids.isEmpty else { return [] }
         try await Message.query(on: db).filter(\.$id ~~ ids).delete()
-        try await PendingPush.query(on: db).filter(\.$messageID ~~ ids).filter(\.$state == PendingPush.State.pending.rawValue).delete()
+        try await PushOutbox.withdraw(messageIDs: ids, on: db)
         return ids
     }
 
@@ -288,21 +289,7 @@ package enum OutboxWriter {
                 devices[try row.decode(column: "user_anonymized_id", as: UUID.self), default: []].append(try row.decode(column: "id", as: UUID.self))
             }
         }
-        let rows = messages.flatMap { message in
-            devices[message.recipient, default: []].map { device -> SQLQueryString in
-                """
-                (\(bind: UUID()), \(bind: device), \(bind: message.id), \(bind: PendingPush.State.pending.rawValue), 0, \(bind: now), \(bind: now))
-                """
-            }
-        }
-        // in chunks that stay under the drivers' bind limits (7 per row; SQLite allows 32,766)
-        for chunk in rows.chunked(2000) {
-            try await db.sql.raw(
-                """
-                INSERT INTO \(unsafeRaw: PendingPush.schema) (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
-                VALUES \(Array(chunk).joined(separator: ", "))
-                """
-            ).run()
-        }
+        let pushes = messages.flatMap { message in devices[message.recipient, default: []].map { (device: $0, messageID: message.id) } }
+        try await PushOutbox.queue(pushes, now: now, on: db)
     }
 }

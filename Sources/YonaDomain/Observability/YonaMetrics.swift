@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Prometheus
+import YonaDelivery
 import YonaStore
 
 /// The server's Prometheus metrics (operations.md "Observability", push.md "Metrics"). One registry per
@@ -102,10 +103,7 @@ package final class YonaMetrics: Sendable {
 
     /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.
     package func refreshOutboxGauges(on db: any Database, now: Date = Date()) async throws {
-        let open = PendingPush.query(on: db)
-            .filter(\.$state == PendingPush.State.pending.rawValue)
-        let depth = try await open.count()
-        let oldest = try await open.sort(\.$createdAt).first()?.createdAt
+        let (depth, oldest) = try await PushOutbox.depth(on: db)
         registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))
         registry.makeGauge(descriptor: name("push_oldest_pending", "seconds", "Age of the oldest unfinished outbox row"))
             .set(to: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
