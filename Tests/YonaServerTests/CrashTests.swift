@@ -108,4 +108,49 @@ import Testing
         server.kill9()
         await gateway.stop()
     }
+
+    /// issue 30: the same through a real provider's API (Plivo's emulator): killed with SIGKILL while Plivo holds the
+    /// text, restarted; after the lease the text goes out, once.
+    @Test func aKilledServerLosesNoPlivoTextAndSendsNoneTwice() async throws {
+        let plivo = try await SMSProviderEmulator.start()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-plivo-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let port = try TestServerProbe.freePort()
+        let base = "http://127.0.0.1:\(port)"
+        let environment = [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+            "YONA_SMS_PROVIDER": "plivo", "YONA_PLIVO_AUTH_ID": SMSProviderEmulator.plivoAuthID,
+            "YONA_PLIVO_AUTH_TOKEN": SMSProviderEmulator.authToken,
+            "YONA_PLIVO_API_URL": plivo.baseURL, "YONA_SMS_FROM": "+31850000000", "YONA_PUBLIC_BASE_URL": base, "YONA_PUSH_LEASE_SECONDS": "2",
+        ]
+        var server = try Self.server(environment: environment)
+        try await Self.waitUntilHealthy(base)
+
+        // a new account's confirmation code is at Plivo when Plivo stops answering
+        plivo.state.withLockedValue { $0.hanging = true }
+        let number = randomMobileNumber()
+        let creating = Task {
+            try? await TestServerProbe(baseURL: base).request(
+                .POST, "/users/", json: ["firstName": "Crash", "lastName": "Test", "nickname": "CT", "mobileNumber": number])
+        }
+        for _ in 0..<150 where plivo.state.withLockedValue({ $0.hung }) == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(plivo.state.withLockedValue { $0.hung } == 1, "the request is sending the text")
+
+        // act: kill -9, Plivo recovers, restart
+        server.kill9()
+        _ = await creating.value
+        plivo.state.withLockedValue { $0.hanging = false }
+        server = try Self.server(environment: environment)
+        try await Self.waitUntilHealthy(base)
+
+        // check: after the lease the text goes out, once (waiting up to 30 s on the suite's two shared cores)
+        func delivered() -> [SMSProviderEmulator.Received] { plivo.texts(to: number).filter(\.accepted) }
+        for _ in 0..<300 where delivered().isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .seconds(3))
+        #expect(delivered().count == 1)
+        #expect(delivered().first?.text?.hasPrefix("Your Yona confirmation code: ") == true)
+        server.kill9()
+        await plivo.stop()
+    }
 }

@@ -35,6 +35,10 @@ final class SMSProviderEmulator: Sendable {
     struct State {
         var received: [Received] = []
         var mode = Mode.up
+        /// While set, a text is held unanswered (as a provider that stopped answering), then dropped with a 503
+        /// and not recorded as accepted; `hung` counts them.
+        var hanging = false
+        var hung = 0
         var refusing: Set<String> = []
         var unsubscribed: Set<String> = []
     }
@@ -57,10 +61,12 @@ final class SMSProviderEmulator: Sendable {
         app.logger.logLevel = .warning
         let box = NIOLockedValueBox<SMSProviderEmulator?>(nil)
         app.on(.POST, "v1", "Account", ":account", "Message", body: .collect(maxSize: "64kb")) { req async throws -> Response in
-            box.withLockedValue { $0! }.plivo(req)
+            let emulator = box.withLockedValue { $0! }
+            return try await emulator.heldWhileHanging() ?? emulator.plivo(req)
         }
         app.on(.POST, "2010-04-01", "Accounts", ":account", "Messages.json", body: .collect(maxSize: "64kb")) { req async throws -> Response in
-            box.withLockedValue { $0! }.twilio(req)
+            let emulator = box.withLockedValue { $0! }
+            return try await emulator.heldWhileHanging() ?? emulator.twilio(req)
         }
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         let emulator = SMSProviderEmulator(app: app, baseURL: "http://127.0.0.1:\(app.http.server.shared.localAddress!.port!)")
@@ -71,6 +77,14 @@ final class SMSProviderEmulator: Sendable {
     func stop() async {
         await app.server.shutdown()
         try? await app.asyncShutdown()
+    }
+
+    /// Holds the request while `hanging` is set; then answers 503 (nil: not hanging, answer normally).
+    private func heldWhileHanging() async throws -> Response? {
+        guard state.withLockedValue({ $0.hanging }) else { return nil }
+        state.withLockedValue { $0.hung += 1 }
+        while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
+        return json(.serviceUnavailable, ["error": "dropped"])
     }
 
     func texts(to number: String) -> [Received] { state.withLockedValue { $0.received.filter { $0.to == number } } }
