@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -42,6 +43,27 @@ package struct ProviderHTTP: Sendable {
         } catch {
             return nil
         }
+    }
+
+    /// Posts one text to an SMS provider and maps its answer with `outcome` (no answer at all: later); logs what
+    /// became of it by provider, kind of text and error code, never the number or the text.
+    package func deliverText(
+        provider: String, kind: String, to url: String, body: Data, contentType: String, headers: [(String, String)], logger: Logger,
+        outcome: (Answer) -> DeliveryOutcome
+    ) async -> DeliveryOutcome {
+        guard let answer = await post(url, body: body, contentType: contentType, headers: headers) else {
+            logger.warning("sms: provider unreachable for a \(kind)", metadata: ["sms_provider": .string(provider)])
+            return .retry("UNREACHABLE")
+        }
+        let result = outcome(answer)
+        if result == .delivered {
+            logger.info("sms: \(kind) sent", metadata: ["sms_provider": .string(provider)])
+        } else {
+            logger.warning(
+                "sms: provider refused a \(kind)",
+                metadata: ["sms_provider": .string(provider), "status": "\(answer.status)", "error_code": .string(result.code ?? "")])
+        }
+        return result
     }
 
     /// `Authorization: Basic …` for an id and a secret (both Plivo and Twilio authenticate so).

@@ -21,21 +21,20 @@ package struct HTTPSMSTransport: SMSTransport {
     }
 
     package func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
-        let body = (try? JSONEncoder().encode(Body(from: from, to: number, text: text))) ?? Data()
-        let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
-        guard let answer = await http.post(url, body: body, contentType: "application/json", headers: headers) else {
-            logger.warning("sms: gateway unreachable for a \(kind)", metadata: ["sms_provider": "http"])
-            return .retry("UNREACHABLE")
-        }
-        if (200..<300).contains(answer.status) {
-            logger.info("sms: \(kind) sent", metadata: ["sms_provider": "http"])
-            return .delivered
-        }
-        logger.warning("sms: gateway refused a \(kind)", metadata: ["sms_provider": "http", "status": "\(answer.status)"])
+        await http.deliverText(
+            provider: name, kind: kind, to: url, body: (try? JSONEncoder().encode(Body(from: from, to: number, text: text))) ?? Data(),
+            contentType: "application/json", headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [], logger: logger,
+            outcome: Self.outcome(of:))
+    }
+
+    /// A gateway's answer: 2xx delivered; 429 and 5xx later (not before its Retry-After); 401 and 403 our token is
+    /// wrong; another 4xx refused for good.
+    package static func outcome(of answer: ProviderHTTP.Answer) -> DeliveryOutcome {
         switch answer.status {
-        case 429, 500...: return .retry("HTTP_\(answer.status)", after: answer.retryAfter)
-        case 401, 403: return .misconfigured("HTTP_\(answer.status)")
-        default: return .rejected("HTTP_\(answer.status)")
+        case 200..<300: .delivered
+        case 429, 500...: .retry("HTTP_\(answer.status)", after: answer.retryAfter)
+        case 401, 403: .misconfigured("HTTP_\(answer.status)")
+        default: .rejected("HTTP_\(answer.status)")
         }
     }
 

@@ -28,24 +28,10 @@ package struct PlivoSMSTransport: SMSTransport {
     }
 
     package func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
-        let url = "\(api)/v1/Account/\(authID)/Message/"
-        let body = (try? JSONEncoder().encode(Body(src: from, dst: number, text: text))) ?? Data()
-        guard
-            let answer = await http.post(
-                url, body: body, contentType: "application/json", headers: [ProviderHTTP.basic(authID, authToken)])
-        else {
-            logger.warning("sms: Plivo unreachable for a \(kind)", metadata: ["sms_provider": "plivo"])
-            return .retry("UNREACHABLE")
-        }
-        let outcome = Self.outcome(of: answer)
-        if outcome == .delivered {
-            logger.info("sms: \(kind) sent", metadata: ["sms_provider": "plivo"])
-        } else {
-            logger.warning(
-                "sms: Plivo refused a \(kind)",
-                metadata: ["sms_provider": "plivo", "status": "\(answer.status)", "error_code": .string(outcome.code ?? "")])
-        }
-        return outcome
+        await http.deliverText(
+            provider: name, kind: kind, to: "\(api)/v1/Account/\(authID)/Message/",
+            body: (try? JSONEncoder().encode(Body(src: from, dst: number, text: text))) ?? Data(), contentType: "application/json",
+            headers: [ProviderHTTP.basic(authID, authToken)], logger: logger, outcome: Self.outcome(of:))
     }
 
     /// Plivo's answer in the outbox's terms. Its 400 error is free text naming the parameter; only which parameter

@@ -26,25 +26,11 @@ package struct TwilioSMSTransport: SMSTransport {
     }
 
     package func deliver(_ text: String, to number: String, kind: String) async -> DeliveryOutcome {
-        let url = "\(api)/2010-04-01/Accounts/\(accountSID)/Messages.json"
         let sender = Self.isMessagingService(from) ? ("MessagingServiceSid", from) : ("From", from)
-        let body = ProviderHTTP.formEncoded([("To", number), sender, ("Body", text)])
-        guard
-            let answer = await http.post(
-                url, body: body, contentType: "application/x-www-form-urlencoded", headers: [ProviderHTTP.basic(accountSID, authToken)])
-        else {
-            logger.warning("sms: Twilio unreachable for a \(kind)", metadata: ["sms_provider": "twilio"])
-            return .retry("UNREACHABLE")
-        }
-        let outcome = Self.outcome(of: answer)
-        if outcome == .delivered {
-            logger.info("sms: \(kind) sent", metadata: ["sms_provider": "twilio"])
-        } else {
-            logger.warning(
-                "sms: Twilio refused a \(kind)",
-                metadata: ["sms_provider": "twilio", "status": "\(answer.status)", "error_code": .string(outcome.code ?? "")])
-        }
-        return outcome
+        return await http.deliverText(
+            provider: name, kind: kind, to: "\(api)/2010-04-01/Accounts/\(accountSID)/Messages.json",
+            body: ProviderHTTP.formEncoded([("To", number), sender, ("Body", text)]), contentType: "application/x-www-form-urlencoded",
+            headers: [ProviderHTTP.basic(accountSID, authToken)], logger: logger, outcome: Self.outcome(of:))
     }
 
     /// Twilio's answer in the outbox's terms, by its error code first and its HTTP status otherwise.
