@@ -56,7 +56,7 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         config: config,
         internalToken: try InternalToken.resolve(configured: config.internalToken, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
         recovery: try RecoveryKey.resolve(configured: config.recoveryKey, dataDirectory: dataDirectory, keep: mode.keepsSecrets),
-        texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger), email: lastEmail ?? emailTransport),
+        texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger, app: app), email: lastEmail ?? emailTransport),
         lastEmail: lastEmail,
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
         pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics, app: app),
@@ -83,15 +83,18 @@ struct ThreadPoolStopper: LifecycleHandler {
     }
 }
 
-/// The configured SMS provider.
-func makeSMSTransport(_ settings: AppConfig.SMSSettings, logger: Logger) -> any SMSTransport {
-    switch settings {
+/// The configured SMS provider, with an HTTP client of its own (`ProviderHTTP.makeClient`) stopped with the app.
+func makeSMSTransport(_ settings: AppConfig.SMSSettings, logger: Logger, app: Application) -> any SMSTransport {
+    if case .log = settings { return LogSMSTransport(logger: logger) }
+    let client = ProviderHTTP.makeClient()
+    app.lifecycle.use(HTTPClientStopper(client: client))
+    return switch settings {
     case .log: LogSMSTransport(logger: logger)
-    case .http(let url, let token, let from): HTTPSMSTransport(url: url, token: token, from: from, client: .shared, logger: logger)
+    case .http(let url, let token, let from): HTTPSMSTransport(url: url, token: token, from: from, client: client, logger: logger)
     case .plivo(let authID, let authToken, let from, let api):
-        PlivoSMSTransport(authID: authID, authToken: authToken, from: from, api: api, client: .shared, logger: logger)
+        PlivoSMSTransport(authID: authID, authToken: authToken, from: from, api: api, client: client, logger: logger)
     case .twilio(let accountSID, let authToken, let from, let api):
-        TwilioSMSTransport(accountSID: accountSID, authToken: authToken, from: from, api: api, client: .shared, logger: logger)
+        TwilioSMSTransport(accountSID: accountSID, authToken: authToken, from: from, api: api, client: client, logger: logger)
     }
 }
 

@@ -135,6 +135,7 @@ try:
     status = {line.split()[0]: line.split()[1] for line in open(f"/proc/{server.pid}/status") if line.split()[0] in ("VmRSS:", "VmHWM:")}
     server.terminate()
     server.wait()
+    lines = [line.split(" ", 1) for line in open(os.path.join(sink, "texts.log")).read().splitlines()]
     # 3. the sink's own capacity for the same POST
     body_file = os.path.join(work, "body.lua")
     path = f"/v1/Account/{auth_id}/Message/" if provider == "plivo" else f"/2010-04-01/Accounts/{sid}/Messages.json"
@@ -144,7 +145,6 @@ try:
 finally:
     subprocess.run(["nginx", "-c", os.path.join(work, "sink.conf"), "-p", sink, "-s", "stop"])
 
-lines = [line.split(" ", 1) for line in open(os.path.join(sink, "texts.log")).read().splitlines()]
 times = sorted(float(t) for t, _ in lines)
 numbers = []
 for _, body in lines:
