@@ -119,6 +119,34 @@ import Testing
         }
     }
 
+    /// Phones that share one Instance ID (a legacy device entry copied to a second phone) get their pushes in one batch.
+    /// The test server's last-push bookkeeping for that token must not abort the batch: PostgreSQL refused the second
+    /// insert of one token's row, the round failed, and pushes already sent went out again after their lease.
+    @Test(arguments: TestDatabase.available)
+    func devicesSharingATokenInOneBatchAreEachPushedOnce(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            // setup: sixteen devices with one token, a push queued for each
+            let owner = try await server.createUser()
+            let (ua, _) = try await server.vpnLogin(owner)
+            for index in 1...16 {
+                let device = DeviceAnonymized(
+                    id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: index, operatingSystem: "ANDROID",
+                    appVersion: "1", appVersionCode: 1, firebaseInstanceID: "shared-token")
+                try await device.create(on: server.app.db)
+                try await PendingPush(id: UUID(), deviceID: device.id!, messageID: Int64(index), now: Date().addingTimeInterval(-5))
+                    .create(on: server.app.db)
+            }
+
+            // act: one round claims them all and sends them side by side
+            let claimed = try await server.app.pushDispatcher.drainOnce()
+
+            // check: every push went, none is left to go again, the token's last push is recorded once
+            #expect(claimed == 16)
+            #expect(try await PendingPush.query(on: server.app.db).count() == 0)
+            #expect(try await PushDelivery.query(on: server.app.db).filter(\.$tokenHash == TokenHash.of("shared-token")).count() == 1)
+        }
+    }
+
     @Test(arguments: TestDatabase.available)
     func switchedOffDevicesGetNothingAndStaleTokensArePruned(db: TestDatabase) async throws {
         try await withServer(db) { server in
