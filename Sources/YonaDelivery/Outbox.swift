@@ -49,14 +49,6 @@ package struct Outbox<ID: Codable & Sendable>: Sendable {
         self.maxAgeSeconds = maxAgeSeconds
     }
 
-    /// The same outbox on another handle (a transaction's).
-    package func on(_ db: any Database) -> Outbox {
-        Outbox(
-            table: table, ordering: ordering, hasState: hasState, nullableNextAttempt: nullableNextAttempt, db: db, skipLocked: skipLocked,
-            leaseSeconds: leaseSeconds, backoff: backoff,
-            maxAgeSeconds: maxAgeSeconds)
-    }
-
     private var name: SQLQueryString { "\(unsafeRaw: table)" }
     private func due(_ alias: String, _ now: Date) -> SQLQueryString {
         let open: SQLQueryString = hasState ? "\(unsafeRaw: alias).state = 'pending' AND " : ""
@@ -167,11 +159,8 @@ package struct Outbox<ID: Codable & Sendable>: Sendable {
 
     /// Deletes finished rows (delivered ones, many in one statement: a delete writes no index entries).
     package func delete(_ ids: [ID]) async throws {
-        var start = 0
-        while start < ids.count {
-            let chunk = Array(ids[start..<min(start + 1000, ids.count)])
-            try await db.sql.raw("DELETE FROM \(name) WHERE id IN (\(binds: chunk))").run()
-            start += chunk.count
+        for chunk in ids.chunked(1000) {
+            try await db.sql.raw("DELETE FROM \(name) WHERE id IN (\(binds: Array(chunk)))").run()
         }
     }
 
@@ -191,12 +180,5 @@ package struct Outbox<ID: Codable & Sendable>: Sendable {
             purged += rows.count
             if rows.count < chunk { return purged }
         }
-    }
-
-    /// Rows not yet finished (read at scrape time).
-    package func depth() async throws -> Int {
-        let open: SQLQueryString = hasState ? "WHERE state = 'pending'" : ""
-        let row = try await db.sql.raw("SELECT COUNT(*) AS depth FROM \(name) \(open)").first()
-        return try row?.decode(column: "depth", as: Int.self) ?? 0
     }
 }

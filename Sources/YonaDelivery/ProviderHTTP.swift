@@ -21,6 +21,17 @@ package struct ProviderHTTP: Sendable {
 
         /// The body as a JSON object, when it is one.
         package var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+
+        /// The answer by its status alone, named `code`: 2xx delivered; 429 and 5xx later, not before the Retry-After;
+        /// `misconfiguredOn` our credentials or account; any other status refused for good.
+        package func byStatus(_ code: String, misconfiguredOn: Set<Int> = [401, 403, 404]) -> DeliveryOutcome {
+            switch status {
+            case 200..<300: .delivered
+            case 429, 500...: .retry(code, after: retryAfter)
+            case _ where misconfiguredOn.contains(status): .misconfigured(code)
+            default: .rejected(code)
+            }
+        }
     }
 
     /// The client the providers share: one connection attempt per send, so an unreachable provider fails the attempt

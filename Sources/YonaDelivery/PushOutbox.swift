@@ -29,16 +29,13 @@ package enum PushOutbox {
         let rows = pushes.map { push -> SQLQueryString in
             "(\(bind: UUID()), \(bind: push.device), \(bind: push.messageID), \(bind: PendingPush.State.pending.rawValue), 0, \(bind: now), \(bind: now))"
         }
-        var start = 0
-        while start < rows.count {
-            let chunk = rows[start..<min(start + 2000, rows.count)]
+        for chunk in rows.chunked(2000) {
             try await db.sql.raw(
                 """
                 INSERT INTO \(unsafeRaw: PendingPush.schema) (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
                 VALUES \(Array(chunk).joined(separator: ", "))
                 """
             ).run()
-            start += chunk.count
         }
     }
 

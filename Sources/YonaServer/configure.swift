@@ -85,16 +85,18 @@ struct ThreadPoolStopper: LifecycleHandler {
 
 /// The configured SMS provider, with an HTTP client of its own (`ProviderHTTP.makeClient`) stopped with the app.
 func makeSMSTransport(_ settings: AppConfig.SMSSettings, logger: Logger, app: Application) -> any SMSTransport {
-    if case .log = settings { return LogSMSTransport(logger: logger) }
-    let client = ProviderHTTP.makeClient()
-    app.lifecycle.use(HTTPClientStopper(client: client))
+    func client() -> HTTPClient {
+        let client = ProviderHTTP.makeClient()
+        app.lifecycle.use(HTTPClientStopper(client: client))
+        return client
+    }
     return switch settings {
     case .log: LogSMSTransport(logger: logger)
-    case .http(let url, let token, let from): HTTPSMSTransport(url: url, token: token, from: from, client: client, logger: logger)
+    case .http(let url, let token, let from): HTTPSMSTransport(url: url, token: token, from: from, client: client(), logger: logger)
     case .plivo(let authID, let authToken, let from, let api):
-        PlivoSMSTransport(authID: authID, authToken: authToken, from: from, api: api, client: client, logger: logger)
+        PlivoSMSTransport(authID: authID, authToken: authToken, from: from, api: api, client: client(), logger: logger)
     case .twilio(let accountSID, let authToken, let from, let api):
-        TwilioSMSTransport(accountSID: accountSID, authToken: authToken, from: from, api: api, client: client, logger: logger)
+        TwilioSMSTransport(accountSID: accountSID, authToken: authToken, from: from, api: api, client: client(), logger: logger)
     }
 }
 

@@ -30,12 +30,7 @@ package struct HTTPSMSTransport: SMSTransport {
     /// A gateway's answer: 2xx delivered; 429 and 5xx later (not before its Retry-After); 401 and 403 our token is
     /// wrong; another 4xx refused for good.
     package static func outcome(of answer: ProviderHTTP.Answer) -> DeliveryOutcome {
-        switch answer.status {
-        case 200..<300: .delivered
-        case 429, 500...: .retry("HTTP_\(answer.status)", after: answer.retryAfter)
-        case 401, 403: .misconfigured("HTTP_\(answer.status)")
-        default: .rejected("HTTP_\(answer.status)")
-        }
+        answer.byStatus("HTTP_\(answer.status)", misconfiguredOn: [401, 403])
     }
 
     package init(url: String, token: String?, from: String, client: HTTPClient, logger: Logger) {

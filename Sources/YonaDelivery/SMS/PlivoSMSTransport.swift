@@ -37,17 +37,11 @@ package struct PlivoSMSTransport: SMSTransport {
     /// Plivo's answer in the outbox's terms. Its 400 error is free text naming the parameter; only which parameter
     /// is kept, never the text (it may quote the number).
     package static func outcome(of answer: ProviderHTTP.Answer) -> DeliveryOutcome {
-        switch answer.status {
-        case 200..<300: return .delivered
-        case 429, 500...: return .retry("PLIVO_\(answer.status)", after: answer.retryAfter)
-        case 401, 403, 404: return .misconfigured("PLIVO_\(answer.status)")
-        case 400:
-            let error = ((answer.json?["error"] as? String) ?? "").lowercased()
-            if error.contains("dst") || error.contains("destination") { return .deadAddress("PLIVO_INVALID_DST") }
-            if error.contains("src") || error.contains("source") { return .misconfigured("PLIVO_INVALID_SRC") }
-            return .rejected("PLIVO_400")
-        default: return .rejected("PLIVO_\(answer.status)")
-        }
+        guard answer.status == 400 else { return answer.byStatus("PLIVO_\(answer.status)") }
+        let error = ((answer.json?["error"] as? String) ?? "").lowercased()
+        if error.contains("dst") || error.contains("destination") { return .deadAddress("PLIVO_INVALID_DST") }
+        if error.contains("src") || error.contains("source") { return .misconfigured("PLIVO_INVALID_SRC") }
+        return .rejected("PLIVO_400")
     }
 
     package init(authID: String, authToken: String, from: String, api: String = Self.defaultAPI, client: HTTPClient, logger: Logger) {

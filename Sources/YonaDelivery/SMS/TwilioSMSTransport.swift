@@ -42,12 +42,7 @@ package struct TwilioSMSTransport: SMSTransport {
         case 21211, 21214, 21612, 21614, 21610: return .deadAddress(name)
         case 20003, 20404, 21408, 21606, 21608, 21659: return .misconfigured(name)
         case 20429: return .retry(name, after: answer.retryAfter)
-        default: break
-        }
-        switch answer.status {
-        case 429, 500...: return .retry(name, after: answer.retryAfter)
-        case 401, 403, 404: return .misconfigured(name)
-        default: return .rejected(name)
+        default: return answer.byStatus(name)
         }
     }
 

@@ -119,10 +119,3 @@ package struct AnnouncementFanOut: Sendable {
         self.threadPool = threadPool
     }
 }
-
-extension Array {
-    /// Consecutive slices of at most `size` elements (bulk inserts stay under the drivers' bind limits).
-    package func chunked(_ size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
-    }
-}

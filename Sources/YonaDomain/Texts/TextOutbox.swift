@@ -156,11 +156,12 @@ package struct TextOutbox: Sendable {
     }
 
     /// The table's lifecycle: any due text, soonest first.
-    private var core: Outbox<UUID> {
+    private var core: Outbox<UUID> { Self.lifecycle(on: db, skipLocked: skipLocked, settings: settings) }
+
+    private static func lifecycle(on db: any Database, skipLocked: Bool, settings: Settings) -> Outbox<UUID> {
         Outbox(
             table: PendingText.schema, ordering: .none, db: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds,
-            backoff: settings.backoff,
-            maxAgeSeconds: settings.maxAgeSeconds)
+            backoff: settings.backoff, maxAgeSeconds: settings.maxAgeSeconds)
     }
 
     private func claim(now: Date, limit: Int, only id: UUID?) async throws -> [Claimed] {
@@ -224,9 +225,7 @@ package struct TextOutbox: Sendable {
 
     /// Forgets failed texts after a day (the housekeeping job).
     package static func purgeFailed(on db: any Database, now: Date = Date()) async throws {
-        let outbox = Outbox<UUID>(
-            table: PendingText.schema, ordering: .none, db: db, skipLocked: false, leaseSeconds: 0, backoff: Settings().backoff, maxAgeSeconds: nil)
-        try await outbox.purgeFailed(before: now.addingTimeInterval(-86_400))
+        try await lifecycle(on: db, skipLocked: false, settings: Settings()).purgeFailed(before: now.addingTimeInterval(-86_400))
     }
 
     private static func associatedData(_ id: UUID) -> [UInt8] { Array("text_outbox.sealed".utf8) + [0] + id.bytes }
