@@ -19,6 +19,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        // P-256 key agreement, HKDF and AES-GCM for Web Push (RFC 8291); the range jwt-kit accepts.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.8.0"..<"5.0.0"),
+        // The tests' APNs emulator speaks HTTP/2 frames itself (Apple answers 200 with HEADERS alone).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.30.0"),
     ],
     targets: [
         .systemLibrary(
@@ -81,7 +85,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        // Push delivery: the outbox's drain and the FCM client; no Vapor.
+        // Push delivery: the outbox's drain and the providers (FCM, APNs, Web Push); no Vapor.
         .target(
             name: "YonaPush",
             dependencies: [
@@ -92,6 +96,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -165,6 +170,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -19,6 +19,7 @@ package func routes(_ app: Application) {
         UsersController.register(app)
         PinResetController.register(app)
         DevicesController.register(app)
+        WebPushController.register(app)
         NewDeviceRequestsController.register(app)
         ActivityCategoriesController.register(app)
         GoalsController.register(app)

@@ -53,6 +53,14 @@ public struct AppConfig: Sendable {
     /// Extra trust roots (PEM) for the FCM endpoint's TLS, beside the system's: a TLS-inspecting proxy's CA, or the
     /// test CA of a local endpoint (`YONA_FCM_CA`, or `YONA_FCM_CA_FILE` naming the file).
     public var fcmTrustRootsPEM: String? = nil
+    /// Apple's push service with token authentication; nil: APNs addresses are only logged.
+    package var apns: APNsSettings? = nil
+    /// The VAPID key (PEM) of Web Push; generated and kept in the data directory when unset.
+    public var vapidPrivateKey: String? = nil
+    /// The contact Web Push services see (`mailto:` or `https:`).
+    public var vapidSubject: String? = nil
+    /// Tests only: Web Push endpoints over http and on private or loopback addresses.
+    public var webPushAllowPrivateEndpoints = false
     /// How long a new-device request stays usable.
     public var newDeviceRequestLifetime: TimeInterval
     /// How long after a pin reset request its code is texted and usable (Yona: a day; 10 s on test servers).
@@ -240,6 +248,7 @@ public struct AppConfig: Sendable {
             }
             config.pushProvider = provider
         }
+        try config.readDirectPush(env)
         config.sms = try SMSSettings.read(env)
         try config.readEmail(env)
         for (variable, system) in [("YONA_MIN_APP_VERSION_ANDROID", OperatingSystem.android), ("YONA_MIN_APP_VERSION_IOS", .ios)] {

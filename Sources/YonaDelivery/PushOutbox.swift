@@ -15,11 +15,12 @@ package enum PushOutbox {
             backoff: backoff, maxAgeSeconds: maxAgeSeconds)
     }
 
-    /// What a claim returns of each row: the row, and its device's Instance ID as it is now (nil once cleared).
-    package static var claimedColumns: SQLQueryString {
+    /// What a claim returns of each row: the row, and its device's push address as it is now (`address`, nil once
+    /// cleared), written by `addressExpression` over the device row `d`.
+    package static func claimedColumns(addressExpression: String) -> SQLQueryString {
         """
         id, device_anonymized_id, message_id, attempts, created_at,
-            (SELECT d.firebase_instance_id FROM \(unsafeRaw: DeviceAnonymized.schema) d WHERE d.id = \(unsafeRaw: PendingPush.schema).device_anonymized_id) AS token
+            (SELECT \(unsafeRaw: addressExpression) FROM \(unsafeRaw: DeviceAnonymized.schema) d WHERE d.id = \(unsafeRaw: PendingPush.schema).device_anonymized_id) AS address
         """
     }
 

@@ -51,21 +51,22 @@ package struct PushDispatcher: Sendable {
         package let messageID: Int64
         package let attempts: Int
         package let createdAt: Date
-        /// The device's Instance ID when the row was claimed (nil once it was cleared).
-        package let token: String?
+        /// The device's push address when the row was claimed (nil once it was cleared).
+        package let address: PushAddress?
     }
 
-    /// Clears Instance IDs the app has not sent again for `tokenStaleDays` (push.md): such a token is most
-    /// likely dead, and a device without one gets no pushes until its app sends a new one.
+    /// Clears push addresses (of every kind) the app has not sent again for `tokenStaleDays` (push.md): such an
+    /// address is most likely dead, and a device without one gets no pushes until its app sends a new one.
     @discardableResult
     package func pruneStaleTokens(now: Date = Date()) async throws -> Int {
         let cutoff = now.addingTimeInterval(-Double(settings.tokenStaleDays) * 86_400)
         let stale = try await DeviceAnonymized.query(on: db)
-            .filter(\.$firebaseInstanceID != nil).filter(\.$firebaseInstanceIDUpdatedAt < cutoff).all()
+            .group(.or) { $0.filter(\.$firebaseInstanceID != nil).filter(\.$apnsToken != nil).filter(\.$webPushSubscription != nil) }
+            .filter(\.$firebaseInstanceIDUpdatedAt < cutoff).all()
         for device in stale {
             try await DeviceAnonymized.query(on: db).filter(\.$id == device.id!)
                 .filter(\.$firebaseInstanceIDUpdatedAt < cutoff)
-                .set(\.$firebaseInstanceID, to: nil).update()
+                .set(\.$firebaseInstanceID, to: nil).set(\.$apnsToken, to: nil).set(\.$webPushSubscription, to: nil).update()
         }
         if !stale.isEmpty { logger.info("stale push tokens pruned", metadata: ["count": .stringConvertible(stale.count)]) }
         for _ in stale { metrics?.tokenCleared(reason: "STALE") }
@@ -189,7 +190,8 @@ package struct PushDispatcher: Sendable {
     /// Both conditions are probes of partial indexes of open rows, and rows come in due order from the index without a
     /// sort. The token comes back with the claim.
     private func claim(now: Date, limit: Int) async throws -> [Claimed] {
-        let rows = try await core.claim(now: now, limit: limit, returning: PushOutbox.claimedColumns)
+        let rows = try await core.claim(
+            now: now, limit: limit, returning: PushOutbox.claimedColumns(addressExpression: PushAddress.storedExpression))
         return try rows.map { row in
             Claimed(
                 id: try row.decode(column: "id", as: UUID.self),
@@ -197,26 +199,26 @@ package struct PushDispatcher: Sendable {
                 messageID: try row.decode(column: "message_id", as: Int64.self),
                 attempts: try row.decode(column: "attempts", as: Int.self),
                 createdAt: try row.decode(column: "created_at", as: Date.self),
-                token: try row.decode(column: "token", as: String?.self))
+                address: try row.decode(column: "address", as: String?.self).flatMap(PushAddress.init(stored:)))
         }
     }
 
     /// Sends one claimed row and records any outcome but success; returns whether it was delivered (the
     /// caller deletes delivered rows, many in one statement).
     private func deliver(_ row: Claimed) async throws -> Bool {
-        guard let token = row.token else {
-            // The app's token was cleared (or the device went): nothing to send until it sends a new one.
+        guard let address = row.address else {
+            // The app's address was cleared (or the device went): nothing to send until it sends a new one.
             try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: .deadAddress("NO_TOKEN"), now: Date())
             metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")
             return false
         }
-        let message = PushMessage.make(token: token, messageID: row.messageID, publicBaseURL: publicBaseURL)
-        let outcome = await provider.send(message)
+        let push = OutgoingPush(address: address, messageID: row.messageID, publicBaseURL: publicBaseURL)
+        let outcome = await provider.send(push)
         let now = Date()
         switch outcome {
         case .delivered:
             metrics?.push(outcome: "sent", errorCode: "")
-            if settings.recordDeliveries { await recordDelivery(token: token, data: message.data, at: now) }
+            if settings.recordDeliveries { await recordDelivery(token: address.secret, data: push.data, at: now) }
             return true
         case .retry(let after, let quota, let code):
             // FCM's quota (429) waits at least a minute, whatever it said.
@@ -231,11 +233,19 @@ package struct PushDispatcher: Sendable {
         case .tokenInvalid(let reason):
             metrics?.push(outcome: "token_invalid", errorCode: reason)
             metrics?.tokenCleared(reason: reason)
-            // Compare-and-set: a token the app replaced meanwhile survives.
-            try await DeviceAnonymized.query(on: db).filter(\.$id == row.deviceID)
-                .filter(\.$firebaseInstanceID == token)
-                .set(\.$firebaseInstanceID, to: nil).update()
-            logger.info("push token cleared", metadata: ["token_hash": .string(TokenHash.of(token)), "reason": .string(reason)])
+            // Compare-and-set: an address the app replaced meanwhile survives.
+            let column = address.column
+            try await db.sql.raw(
+                """
+                UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET \(unsafeRaw: column.name) = NULL
+                WHERE id = \(bind: row.deviceID) AND \(unsafeRaw: column.name) = \(bind: column.value)
+                """
+            ).run()
+            logger.info(
+                "push token cleared",
+                metadata: [
+                    "push_kind": .string(address.kind), "token_hash": .string(TokenHash.of(address.secret)), "reason": .string(reason),
+                ])
             try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: .deadAddress(reason), now: now)
         case .rejected(let code):
             logger.error("push rejected by the provider", metadata: ["error_code": .string(code)])

@@ -35,11 +35,15 @@ package struct PushMessage: Codable, Sendable, Equatable {
     package static let maxTTLSeconds = 2_419_200
 
     package static func make(token: String, messageID: Int64, publicBaseURL: String, ttlSeconds: Int = 86_400) -> PushMessage {
-        let key = "m\(messageID)"
+        make(token: token, push: OutgoingPush(address: .firebase(token), messageID: messageID, publicBaseURL: publicBaseURL), ttlSeconds: ttlSeconds)
+    }
+
+    package static func make(token: String, push: OutgoingPush, ttlSeconds: Int = 86_400) -> PushMessage {
+        let key = push.collapseKey
         return PushMessage(
             message: Body(
                 token: token,
-                data: ["messageId": String(messageID), "url": "\(publicBaseURL)/messages/\(messageID)"],
+                data: push.data,
                 android: Android(priority: "high", ttl: "\(min(ttlSeconds, maxTTLSeconds))s", collapse_key: key),
                 apns: APNS(
                     headers: ["apns-priority": "5", "apns-push-type": "background", "apns-collapse-id": key],

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import YonaCrypto
+import YonaDomain
 
 /// What became of one push, in the terms the outbox needs (push.md's error table).
 package enum PushOutcome: Sendable, Equatable {
@@ -13,24 +14,66 @@ package enum PushOutcome: Sendable, Equatable {
     case rejected(code: String)
 }
 
-/// Sends one push. Implementations never see who the recipient is: only a token and the payload.
-package protocol PushProvider: Sendable {
-    var name: String { get }
-    func send(_ message: PushMessage) async -> PushOutcome
+/// One push as the drain hands it to a provider: where to (the device's address, nothing about whose it is) and the
+/// content-free data (push.md "The payload": the message id and the user-less message URL).
+package struct OutgoingPush: Sendable, Equatable {
+    package let address: PushAddress
+    package let messageID: Int64
+    package let publicBaseURL: String
+
+    package init(address: PushAddress, messageID: Int64, publicBaseURL: String) {
+        self.address = address
+        self.messageID = messageID
+        self.publicBaseURL = publicBaseURL
+    }
+
+    /// The same two keys every provider carries: `messageId` (the key the Yona apps read) and `url`.
+    package var data: [String: String] { ["messageId": String(messageID), "url": "\(publicBaseURL)/messages/\(messageID)"] }
+    /// The per-message collapse key (FCM `collapse_key`, APNs `apns-collapse-id`): a repeat replaces, never adds.
+    package var collapseKey: String { "m\(messageID)" }
 }
 
-/// The embedded default: records the push in the log (token hashed) instead of sending it, so the server
-/// runs without a Firebase project.
+/// Sends one push. Implementations never see who the recipient is: only an address and the payload.
+package protocol PushProvider: Sendable {
+    var name: String { get }
+    func send(_ push: OutgoingPush) async -> PushOutcome
+}
+
+/// Each device's pushes through the provider of its address's kind: Firebase (or the log without a service account),
+/// APNs (or the log without a key), Web Push (always direct: it needs no account).
+package struct PushProviders: PushProvider {
+    package let firebase: any PushProvider
+    package let apns: any PushProvider
+    package let webPush: WebPushPushProvider
+    package var name: String { [firebase.name, apns.name, webPush.name].joined(separator: "+") }
+
+    package init(firebase: any PushProvider, apns: any PushProvider, webPush: WebPushPushProvider) {
+        self.firebase = firebase
+        self.apns = apns
+        self.webPush = webPush
+    }
+
+    package func send(_ push: OutgoingPush) async -> PushOutcome {
+        switch push.address {
+        case .firebase: await firebase.send(push)
+        case .apns: await apns.send(push)
+        case .webPush: await webPush.send(push)
+        }
+    }
+}
+
+/// The embedded default: records the push in the log (address hashed) instead of sending it, so the server
+/// runs without a Firebase project or an APNs key.
 package struct LogPushProvider: PushProvider {
     package let logger: Logger
     package var name: String { "log" }
 
-    package func send(_ message: PushMessage) async -> PushOutcome {
+    package func send(_ push: OutgoingPush) async -> PushOutcome {
         logger.info(
             "push recorded",
             metadata: [
-                "push_provider": "log", "token_hash": .string(TokenHash.of(message.message.token)),
-                "message_id": .string(message.data["messageId"] ?? ""),
+                "push_provider": "log", "push_kind": .string(push.address.kind), "token_hash": .string(TokenHash.of(push.address.secret)),
+                "message_id": .string(String(push.messageID)),
             ])
         return .delivered
     }

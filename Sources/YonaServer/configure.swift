@@ -59,7 +59,8 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
         texts: TextTransports(sms: makeSMSTransport(config.sms, logger: app.logger, app: app), email: lastEmail ?? emailTransport),
         lastEmail: lastEmail,
         argon2: Argon2Pool(limits: config.kdfLimits, threadPool: hashingThreads, metrics: metrics),
-        pushProvider: try await makePushProvider(config, logger: app.logger, metrics: metrics, app: app),
+        pushProvider: try await makePushProviders(
+            config, dataDirectory: dataDirectory, keep: mode.keepsSecrets, logger: app.logger, metrics: metrics, app: app),
         metrics: metrics,
         vpnResources: try VPNResources.load(config.vpn, logger: app.logger),
         ingest: GroupCommit(
@@ -108,14 +109,44 @@ func makeEmailTransport(_ settings: AppConfig.EmailSettings, logger: Logger) -> 
     }
 }
 
-/// The configured push provider; a bad service account stops start-up with one line.
-func makePushProvider(_ config: AppConfig, logger: Logger, metrics: YonaMetrics?, app: Application) async throws
-    -> any PushProvider
-{
-    guard config.pushProvider == "fcm", let path = config.fcmServiceAccountPath else { return LogPushProvider(logger: logger) }
+/// Each kind of push address's provider: Firebase (or the log), APNs (or the log without a key), Web Push.
+func makePushProviders(
+    _ config: AppConfig, dataDirectory: URL, keep: Bool, logger: Logger, metrics: YonaMetrics?, app: Application
+) async throws -> PushProviders {
+    let log = LogPushProvider(logger: logger)
+    func client(trusting roots: String?) throws -> HTTPClient {
+        let client = try PushHTTPClient.make(concurrency: config.push.concurrency, trustRootsPEM: roots)
+        app.lifecycle.use(HTTPClientStopper(client: client))
+        return client
+    }
+    var apns: any PushProvider = log
+    if let settings = config.apns {
+        let tokens: APNsProviderToken
+        do {
+            tokens = try await APNsProviderToken(keyPEM: settings.keyPEM, keyID: settings.keyID, teamID: settings.teamID)
+        } catch {
+            throw AppConfig.Invalid(variable: "YONA_APNS_KEY_FILE", problem: "is not a .p8 (PEM P-256) key")
+        }
+        apns = APNsPushProvider(
+            settings: settings, tokens: tokens, client: try client(trusting: settings.trustRootsPEM), metrics: metrics, logger: logger)
+    }
+    let vapid = try await VAPID(
+        pem: try VAPID.resolvePEM(configured: config.vapidPrivateKey, dataDirectory: dataDirectory, keep: keep),
+        subject: config.effectiveVAPIDSubject)
+    let webPush = WebPushPushProvider(
+        vapid: vapid, client: try client(trusting: nil), endpoints: EndpointCheck(allowPrivate: config.webPushAllowPrivateEndpoints),
+        metrics: metrics, logger: logger)
+    return PushProviders(
+        firebase: try await makeFirebaseProvider(config, logger: logger, metrics: metrics, client: client) ?? log, apns: apns, webPush: webPush)
+}
+
+/// The Firebase provider when a service account is configured; a bad one stops start-up with one line.
+func makeFirebaseProvider(
+    _ config: AppConfig, logger: Logger, metrics: YonaMetrics?, client makeClient: (String?) throws -> HTTPClient
+) async throws -> FCMPushProvider? {
+    guard config.pushProvider == "fcm", let path = config.fcmServiceAccountPath else { return nil }
     let account = try FCMServiceAccount.load(path: path)
-    let client = try FCMPushProvider.makeClient(concurrency: config.push.concurrency, trustRootsPEM: config.fcmTrustRootsPEM)
-    app.lifecycle.use(HTTPClientStopper(client: client))
+    let client = try makeClient(config.fcmTrustRootsPEM)
     let tokens: FCMAccessTokens
     do {
         tokens = try await FCMAccessTokens(account: account, client: client, metrics: metrics)

@@ -38,6 +38,41 @@ import Testing
         await emulator.stop()
     }
 
+    /// operations.md "Pushes without Google": `push-test` with an APNs token or a Web Push subscription goes through
+    /// that provider; `vapid generate` prints a key pair the server accepts.
+    @Test func pushTestReachesAppleAndAWebPushServiceDirectly() async throws {
+        let apns = try await APNsEmulator.start()
+        let webPush = try await WebPushEmulator.start()
+        let (generated, keys) = try await Self.run(["vapid", "generate"], environment: [:])
+        #expect(generated == 0, "\(keys)")
+        let begin = try #require(keys.range(of: "-----BEGIN PRIVATE KEY-----"))
+        let end = try #require(keys.range(of: "-----END PRIVATE KEY-----"))
+        let pem = keys[begin.lowerBound..<end.upperBound]
+        let publicKey = try #require(keys.split(separator: "\n").last { $0.hasPrefix("public key") }?.split(separator: " ").last)
+        let keyFile = try DirectPushTests.file("vapid.pem", String(pem))
+        let subscriptionFile = try DirectPushTests.file(
+            "subscription.json", String(decoding: try JSONEncoder().encode(webPush.subscribe("ok-cli")), as: UTF8.self))
+        let environment = [
+            "YONA_APNS_KEY_FILE": try DirectPushTests.file("apns.p8", apns.keyPEM), "YONA_APNS_KEY_ID": APNsEmulator.keyID,
+            "YONA_APNS_TEAM_ID": APNsEmulator.teamID, "YONA_APNS_TOPIC": APNsEmulator.topic, "YONA_APNS_URL": apns.baseURL,
+            "YONA_APNS_CA_FILE": apns.ca.root, "YONA_VAPID_PRIVATE_KEY_FILE": keyFile, "YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+            "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite",
+        ]
+        let token = "cafe" + DirectPushTests.hexToken.dropFirst(4)
+        let (ok, okOutput) = try await Self.run(["push-test", "--apns-token", token], environment: environment)
+        #expect(ok == 0 && okOutput.contains("provider: apns") && okOutput.contains("answer: delivered"), "\(okOutput)")
+        #expect(apns.payloads(to: token).count == 1)
+        let (dead, deadOutput) = try await Self.run(["push-test", "--apns-token", "dead" + token.dropFirst(4)], environment: environment)
+        #expect(dead == 1 && deadOutput.contains("dead or malformed (APNS_UNREGISTERED)"), "\(deadOutput)")
+        let (web, webOutput) = try await Self.run(["push-test", "--webpush-subscription", subscriptionFile], environment: environment)
+        #expect(web == 0 && webOutput.contains("provider: webpush") && webOutput.contains("answer: delivered"), "\(webOutput)")
+        #expect(webPush.plaintexts("ok-cli").count == 1)
+        #expect(webPush.vapidKeys == [String(publicKey)], "the push was signed with the generated key")
+        await apns.stop()
+        await webPush.stop()
+    }
+
     /// operations.md "Texts and mail": `sms-test` and `email-test` send one through the configured provider and say
     /// what it answered; a start-up with a misconfigured channel stops with one line naming the variable.
     @Test func smsTestAndEmailTestSendOneAndPrintTheAnswer() async throws {
@@ -119,12 +154,13 @@ import Testing
         // check: the overview lists the operator's commands
         let (status, overview) = try await Self.run(["--help"], environment: environment)
         #expect(status == 0, "\(overview)")
-        for command in ["serve", "migrate", "push-test", "sms-test", "email-test", "simulate", "categories", "workers"] {
+        for command in ["serve", "migrate", "push-test", "vapid", "sms-test", "email-test", "simulate", "categories", "workers"] {
             #expect(overview.contains(command), "\(command) is missing from --help")
         }
         // each command explains itself
         for (command, expected) in [
-            ("migrate", "Applies pending database migrations"), ("push-test", "--instance-id"),
+            ("migrate", "Applies pending database migrations"), ("push-test", "--instance-id"), ("push-test", "--webpush-subscription"),
+            ("vapid", "generate"),
             ("simulate", "--vpn-login-id"), ("categories", "<action> <file>"), ("workers", "without the HTTP server"),
         ] {
             let (helpStatus, help) = try await Self.run([command, "--help"], environment: environment)
@@ -137,7 +173,8 @@ import Testing
             (["categories"], "error: Missing expected argument '<action>'"),
             (["categories", "export", "x.json"], "error: categories knows only 'import'"),
             (["categories", "import", "/nonexistent/categories.json"], "error: cannot read /nonexistent/categories.json"),
-            (["push-test"], "error: push-test needs --instance-id"),
+            (["push-test"], "error: push-test needs one of --instance-id, --apns-token, --webpush-subscription"),
+            (["push-test", "--instance-id", "a", "--apns-token", "b"], "error: push-test needs one of"),
             (["serve", "--no-workers", "--workers-only"], "error: --no-workers and --workers-only exclude each other"),
         ] {
             let (mistake, output) = try await Self.run(arguments, environment: environment)

@@ -76,7 +76,7 @@ import Testing
         let account = try FCMServiceAccount.load(path: try emulator.serviceAccountFile())
         let rootPEM = try String(contentsOfFile: ca.root, encoding: .utf8)
         let config = try AppConfig.fromEnvironment(["YONA_FCM_CA": rootPEM])
-        let client = try FCMPushProvider.makeClient(concurrency: 8, trustRootsPEM: config.fcmTrustRootsPEM)
+        let client = try PushHTTPClient.make(concurrency: 8, trustRootsPEM: config.fcmTrustRootsPEM)
         let fcm = FCMPushProvider(
             endpoint: emulator.baseURL, projectID: account.projectID, tokens: try await FCMAccessTokens(account: account, client: client),
             client: client)
@@ -88,7 +88,7 @@ import Testing
         #expect(emulator.httpVersions == Array(repeating: 2, count: 20), "\(emulator.httpVersions)")
         #expect(emulator.messages(to: "ok-h2-7").count == 1)
         // the same endpoint without the extra root: the certificate is not trusted
-        let untrusted = try FCMPushProvider.makeClient(concurrency: 8, trustRootsPEM: nil)
+        let untrusted = try PushHTTPClient.make(concurrency: 8, trustRootsPEM: nil)
         let refused = FCMPushProvider(
             endpoint: emulator.baseURL, projectID: account.projectID,
             tokens: try await FCMAccessTokens(account: account, client: untrusted), client: untrusted)

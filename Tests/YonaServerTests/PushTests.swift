@@ -186,11 +186,11 @@ import Testing
         let order = NIOLockedValueBox([String: [Int64]]())
         var name: String { "counting" }
         init(_ inner: LogPushProvider) { self.inner = inner }
-        func send(_ message: PushMessage) async -> PushOutcome {
-            let id = Int64(message.data["messageId"]!)!
+        func send(_ push: OutgoingPush) async -> PushOutcome {
+            let id = Int64(push.data["messageId"]!)!
             sent.withLockedValue { $0[id, default: 0] += 1 }
-            order.withLockedValue { $0[message.message.token, default: []].append(id) }
-            return await inner.send(message)
+            order.withLockedValue { $0[push.address.secret, default: []].append(id) }
+            return await inner.send(push)
         }
     }
 

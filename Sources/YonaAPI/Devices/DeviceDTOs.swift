@@ -1,13 +1,19 @@
 import Foundation
 import YonaDomain
 
-/// `PUT /users/{u}/devices/{d}` body: a (new) name and, optionally, the app's current Instance ID.
+/// `PUT /users/{u}/devices/{d}` body: a (new) name and, optionally, the app's current push address.
 package struct UpdateDeviceRequest: StrictBody {
     package let name: String?
     package let firebaseInstanceId: String?
-    /// An extension of the Yona format: the device's notification switch.
+    /// Extensions of the Yona format: a direct push address instead of the Instance ID, and the notification switch.
+    package let apnsToken: String?
+    package let webPushSubscription: WebPushSubscription?
     package let notificationsEnabled: Bool?
-    package static let allowedKeys: Set<String> = ["name", "firebaseInstanceId", "notificationsEnabled"]
+    package static let allowedKeys: Set<String> = ["name", "firebaseInstanceId", "apnsToken", "webPushSubscription", "notificationsEnabled"]
+
+    package var pushAddress: PushAddressFields {
+        PushAddressFields(firebaseInstanceId: firebaseInstanceId, apnsToken: apnsToken, webPushSubscription: webPushSubscription)
+    }
 }
 
 /// `POST /users/{u}/devices/{d}/openApp` body. Empty (`{}`) only records the day, as Yona; otherwise the
@@ -62,9 +68,13 @@ package struct RegisterDeviceRequest: StrictBody {
     package let appVersion: String?
     package let appVersionCode: LenientInt?
     package let firebaseInstanceId: String?
-    package static let allowedKeys: Set<String> = ["name", "operatingSystem", "appVersion", "appVersionCode", "firebaseInstanceId"]
+    package let apnsToken: String?
+    package let webPushSubscription: WebPushSubscription?
+    package static let allowedKeys: Set<String> = [
+        "name", "operatingSystem", "appVersion", "appVersionCode", "firebaseInstanceId", "apnsToken", "webPushSubscription",
+    ]
 
-    package func toNewDevice() throws -> NewDevice {
+    package func toNewDevice(allowPrivateEndpoints: Bool) async throws -> NewDevice {
         let name = try requireText(name, property: "name")
         let operatingSystem = try requireText(operatingSystem, property: "operatingSystem")
         let appVersion = try requireText(appVersion, property: "appVersion")
@@ -74,7 +84,10 @@ package struct RegisterDeviceRequest: StrictBody {
             name: try NewDevice.validName(name),
             operatingSystem: try OperatingSystem(reported: operatingSystem),
             appVersion: appVersion, appVersionCode: try AppVersionCode.validated(appVersionCode.value),
-            firebaseInstanceID: try firebaseInstanceId.map(FirebaseInstanceID.validated))
+            pushAddress: try await PushAddressFields(
+                firebaseInstanceId: firebaseInstanceId, apnsToken: apnsToken, webPushSubscription: webPushSubscription
+            )
+            .resolve(allowPrivateEndpoints: allowPrivateEndpoints))
     }
 }
 

@@ -47,9 +47,9 @@ package enum DevicesController {
         let requestingDeviceID = try req.optionalUUIDQuery("requestingDeviceId")
         let body = try req.decodeStrict(UpdateDeviceRequest.self)
         let name = try NewDevice.validName(try requireText(body.name, property: "name"))
-        let instanceID = try body.firebaseInstanceId.map(FirebaseInstanceID.validated)
+        let address = try await body.pushAddress.resolve(allowPrivateEndpoints: req.application.yona.config.webPushAllowPrivateEndpoints)
         let updated = try await req.devices.update(
-            deviceID, of: user, name: name, firebaseInstanceID: instanceID,
+            deviceID, of: user, name: name, pushAddress: address,
             notificationsEnabled: body.notificationsEnabled)
         let device = try await req.devices.device(deviceID, of: updated)
         return try .hal(req.rendering.ownDevice(device, of: updated, requestingDeviceID: requestingDeviceID, topLevel: true))
@@ -86,7 +86,8 @@ package enum DevicesController {
         let userID = try req.uuidParameter("userID")
         guard let record = try await User.find(userID, on: req.db) else { throw YonaError(.userNotFound) }
         try await req.limitAttempts(number: record.mobileNumber)
-        let new = try req.decodeStrict(RegisterDeviceRequest.self).toNewDevice()
+        let new = try await req.decodeStrict(RegisterDeviceRequest.self).toNewDevice(
+            allowPrivateEndpoints: req.application.yona.config.webPushAllowPrivateEndpoints)
         try req.checkAppVersion(new)
         let password = try await req.newDeviceRequests.open(userID: userID, oneTimePassword: req.headers.first(name: otpHeader))
         let user = try await req.users.unlock(userID: userID, password: password)

@@ -20,7 +20,8 @@ package struct YonaServices: Sendable {
     /// On a test server, the mail transport that keeps the last mail for `/test/emails/last`; nil otherwise.
     package let lastEmail: RecordingEmailTransport?
     package let argon2: Argon2Pool
-    package let pushProvider: any PushProvider
+    /// Each kind of push address's provider (Firebase, APNs, Web Push).
+    package let pushProvider: PushProviders
     package let metrics: YonaMetrics
     /// The OpenVPN profile, the SSL root certificate and the Apple configuration profile the apps download.
     package let vpnResources: VPNResources
@@ -33,7 +34,7 @@ package struct YonaServices: Sendable {
     package init(
         config: AppConfig, internalToken: String, recovery: RecoveryKey, texts: TextTransports, lastEmail: RecordingEmailTransport?,
         argon2: Argon2Pool,
-        pushProvider: any PushProvider, metrics: YonaMetrics, vpnResources: VPNResources, ingest: GroupCommit<ActivityReport, [Int64]>
+        pushProvider: PushProviders, metrics: YonaMetrics, vpnResources: VPNResources, ingest: GroupCommit<ActivityReport, [Int64]>
     ) {
         self.config = config
         self.internalToken = internalToken

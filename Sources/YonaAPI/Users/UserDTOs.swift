@@ -12,10 +12,13 @@ package struct CreateUserRequest: StrictBody {
     package let deviceAppVersion: String?
     package let deviceAppVersionCode: LenientInt?
     package let deviceFirebaseInstanceId: String?
+    /// Extensions of the Yona format: the first device's direct push address instead of its Instance ID.
+    package let deviceApnsToken: String?
+    package let deviceWebPushSubscription: WebPushSubscription?
 
     package static let allowedKeys: Set<String> = [
         "firstName", "lastName", "nickname", "mobileNumber", "deviceName", "deviceOperatingSystem",
-        "deviceAppVersion", "deviceAppVersionCode", "deviceFirebaseInstanceId",
+        "deviceAppVersion", "deviceAppVersionCode", "deviceFirebaseInstanceId", "deviceApnsToken", "deviceWebPushSubscription",
     ]
     /// What the apps send back of a user they read: an invitee's app takes the account over with the body its
     /// invitation link's GET answered (Yona's `CreateUserOnBuddyRequestTest`), creation time included.
@@ -23,7 +26,7 @@ package struct CreateUserRequest: StrictBody {
 
     /// `refusingStrayDeviceFields`: a creation refuses device fields without a device name; a take-over (a `PUT`)
     /// drops them unread, as Yona's `updateUser` did.
-    package func toNewUser(refusingStrayDeviceFields: Bool = true) throws -> NewUser {
+    package func toNewUser(refusingStrayDeviceFields: Bool = true, allowPrivateEndpoints: Bool) async throws -> NewUser {
         let firstName = try PersonName.validated(firstName, or: .firstNameMissing, property: "firstName")
         let lastName = try PersonName.validated(lastName, or: .lastNameMissing, property: "lastName")
         let nickname = try PersonName.validated(nickname, or: .nicknameMissing, property: "nickname")
@@ -48,7 +51,10 @@ package struct CreateUserRequest: StrictBody {
                 name: try NewDevice.validName(deviceName),
                 operatingSystem: try OperatingSystem(reported: deviceOperatingSystem),
                 appVersion: try requireText(deviceAppVersion), appVersionCode: try AppVersionCode.validated(deviceAppVersionCode.value),
-                firebaseInstanceID: try deviceFirebaseInstanceId.map(FirebaseInstanceID.validated))
+                pushAddress: try await PushAddressFields(
+                    firebaseInstanceId: deviceFirebaseInstanceId, apnsToken: deviceApnsToken, webPushSubscription: deviceWebPushSubscription,
+                    names: ("deviceFirebaseInstanceId", "deviceApnsToken", "deviceWebPushSubscription")
+                ).resolve(allowPrivateEndpoints: allowPrivateEndpoints))
         }
         return NewUser(firstName: firstName, lastName: lastName, nickname: nickname, mobileNumber: mobileNumber, device: device)
     }

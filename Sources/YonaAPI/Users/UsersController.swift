@@ -16,7 +16,8 @@ package enum UsersController {
     }
 
     @Sendable package static func create(req: Request) async throws -> Response {
-        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser()
+        let new = try await req.decodeStrict(CreateUserRequest.self).toNewUser(
+            allowPrivateEndpoints: req.application.yona.config.webPushAllowPrivateEndpoints)
         try req.checkAppVersion(new.device)
         try await req.limitAttempts(number: new.mobileNumber.value)
         let (user, password) =
@@ -64,7 +65,8 @@ package enum UsersController {
         }
         // An invited account's own edit link, with the Yona password its invitation showed: a take-over too.
         if let invited = try await req.invitations.unlock(userID: userID, passwordHeader: req.yonaPasswordHeader) {
-            let new = try req.decodeStrict(CreateUserRequest.self).toNewUser(refusingStrayDeviceFields: false)
+            let new = try await req.decodeStrict(CreateUserRequest.self).toNewUser(
+                refusingStrayDeviceFields: false, allowPrivateEndpoints: req.application.yona.config.webPushAllowPrivateEndpoints)
             try req.checkAppVersion(new.device)
             return try await takeOver(req: req, invited, as: new)
         }
@@ -99,7 +101,8 @@ package enum UsersController {
             throw YonaError(.userNotCreatedOnBuddyRequest)
         }
         // The body is checked before the rate limit and the key derivation are spent on it.
-        let new = try req.decodeStrict(CreateUserRequest.self).toNewUser(refusingStrayDeviceFields: false)
+        let new = try await req.decodeStrict(CreateUserRequest.self).toNewUser(
+            refusingStrayDeviceFields: false, allowPrivateEndpoints: req.application.yona.config.webPushAllowPrivateEndpoints)
         try req.checkAppVersion(new.device)
         try await req.limitAttempts(number: nil)
         return try await takeOver(req: req, try await req.invitations.unlock(userID: userID, temporaryPassword: temporaryPassword), as: new)

@@ -39,18 +39,22 @@ package struct DeviceService: Sendable {
         return (updated, device)
     }
 
-    /// Renames a device, stores the Instance ID the app sends (an omitted one is kept; sending it again
-    /// counts as a refresh) and sets the notification switch.
+    /// Renames a device, stores the push address the app sends (an omitted one is kept; sending it again counts as a
+    /// refresh; a new one replaces whichever the device had, of any kind) and sets the notification switch.
     package func update(
-        _ deviceID: UUID, of user: UnlockedUser, name: String, firebaseInstanceID: String?,
+        _ deviceID: UUID, of user: UnlockedUser, name: String, pushAddress: PushAddress?,
         notificationsEnabled: Bool? = nil
     ) async throws -> UnlockedUser {
         let current = try await device(deviceID, of: user)
         return try await db.transaction { tx in
-            if let firebaseInstanceID {
+            if let pushAddress {
+                let row = DeviceAnonymized()
+                pushAddress.apply(to: row, at: Date())
                 try await DeviceAnonymized.query(on: tx).filter(\.$id == current.device.deviceAnonymizedID)
-                    .set(\.$firebaseInstanceID, to: firebaseInstanceID)
-                    .set(\.$firebaseInstanceIDUpdatedAt, to: Date())
+                    .set(\.$firebaseInstanceID, to: row.firebaseInstanceID)
+                    .set(\.$apnsToken, to: row.apnsToken)
+                    .set(\.$webPushSubscription, to: row.webPushSubscription)
+                    .set(\.$firebaseInstanceIDUpdatedAt, to: row.firebaseInstanceIDUpdatedAt)
                     .update()
             }
             if let notificationsEnabled {

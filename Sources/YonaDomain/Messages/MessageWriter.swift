@@ -262,10 +262,12 @@ package enum MessageWriter {
 
 /// Writes the push outbox; the only code that does.
 package enum OutboxWriter {
-    /// Whether a device row (`alias.`, when the query names it) can get a push: it has an Instance ID and notifications on.
+    /// Whether a device row (`alias.`, when the query names it) can get a push: it has a push address (of any kind,
+    /// `PushAddress`) and notifications on.
     package static func canGetPushes(_ alias: String = "") -> String {
-        let column = alias.isEmpty ? "" : "\(alias)."
-        return "\(column)firebase_instance_id IS NOT NULL AND \(column)notifications_enabled"
+        let c = alias.isEmpty ? "" : "\(alias)."
+        return
+            "(\(c)firebase_instance_id IS NOT NULL OR \(c)apns_token IS NOT NULL OR \(c)web_push_subscription IS NOT NULL) AND \(c)notifications_enabled"
     }
 
     package static func queuePushes(messageID: Int64, recipient: UUID, on db: any Database, now: Date) async throws {

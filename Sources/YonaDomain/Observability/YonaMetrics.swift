@@ -43,6 +43,14 @@ package final class YonaMetrics: Sendable {
         ).record(duration)
     }
 
+    /// The latency of one request to a direct push provider (`apns`, `webpush`).
+    package func pushRequest(provider: String, duration: Duration) {
+        registry.makeDurationHistogram(
+            descriptor: name("push_request_duration", "seconds", "Direct push provider request latency"),
+            labels: [("provider", provider)], buckets: Self.latencyBuckets
+        ).record(duration)
+    }
+
     package func oauthRefresh() {
         registry.makeCounter(descriptor: name("fcm_oauth_refreshes", "total", "FCM access tokens obtained")).increment()
     }

@@ -60,6 +60,8 @@ package enum ErrorCode: String, Sendable, CaseIterable {
     case invalidPhotoFileType = "error.user.photo.invalid.file.type"
     case unknownOperatingSystem = "error.device.unknown.operating.system"
     case invalidVersionCode = "error.device.invalid.version.code"
+    /// An extension of the Yona format: an `apnsToken` or `webPushSubscription` the server cannot push to.
+    case invalidPushAddress = "error.device.invalid.push.address"
     case appVersionNotSupported = "error.device.app.version.not.supported"
     case invalidVersionCodeInHeader = "error.request.with.invalid.version.code"
     case tooManyRequests = "error.too.many.requests"

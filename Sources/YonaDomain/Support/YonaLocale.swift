@@ -213,6 +213,11 @@ extension ErrorCode {
         case .invalidParameter: ("A query parameter is not valid.", "Een queryparameter is ongeldig.")
         case .invalidVersionCode:
             ("Version code '{0}' is invalid. Must be a positive integer.", "Versiecode '{0}' is ongeldig. Het moet een positief geheel getal zijn.")
+        case .invalidPushAddress:
+            (
+                "Property '{0}' is not a push address this server can use: a hex APNs token, or a Web Push subscription with an https endpoint on a public address and valid keys.",
+                "Eigenschap '{0}' is geen pushadres dat deze server kan gebruiken: een hexadecimaal APNs-token, of een Web Push-abonnement met een https-adres op een openbaar adres en geldige sleutels."
+            )
         case .invalidVersionCodeInHeader:
             (
                 "Request contains an invalid version code: '{0}'. Must be an integer value > 0",

@@ -35,7 +35,8 @@ package struct NewDevice: Sendable {
     package let operatingSystem: OperatingSystem
     package let appVersion: String?
     package let appVersionCode: Int?
-    package let firebaseInstanceID: String?
+    /// Where the device's pushes go (the Yona apps send a Firebase Instance ID), if the app sent one.
+    package let pushAddress: PushAddress?
 
     /// Name rules of api.md: at most 20 characters, no `:`.
     package static func validName(_ name: String) throws(YonaError) -> String {
@@ -46,14 +47,14 @@ package struct NewDevice: Sendable {
     }
 
     package static let `default` = NewDevice(
-        name: defaultName, operatingSystem: .unknown, appVersion: nil, appVersionCode: nil, firebaseInstanceID: nil)
+        name: defaultName, operatingSystem: .unknown, appVersion: nil, appVersionCode: nil, pushAddress: nil)
 
-    package init(name: String, operatingSystem: OperatingSystem, appVersion: String?, appVersionCode: Int?, firebaseInstanceID: String?) {
+    package init(name: String, operatingSystem: OperatingSystem, appVersion: String?, appVersionCode: Int?, pushAddress: PushAddress?) {
         self.name = name
         self.operatingSystem = operatingSystem
         self.appVersion = appVersion
         self.appVersionCode = appVersionCode
-        self.firebaseInstanceID = firebaseInstanceID
+        self.pushAddress = pushAddress
     }
 }
 
@@ -80,7 +81,8 @@ extension DeviceAnonymized {
         self.init(
             id: id, userAnonymizedID: userAnonymizedID, deviceIndex: deviceIndex,
             operatingSystem: device.operatingSystem.rawValue, appVersion: device.appVersion,
-            appVersionCode: device.appVersionCode, firebaseInstanceID: device.firebaseInstanceID)
+            appVersionCode: device.appVersionCode, firebaseInstanceID: nil)
+        device.pushAddress?.apply(to: self, at: Date())
         // Registering a device is opening the app on it (as Yona).
         appLastOpenedDate = UserCalendar.day(Date())
     }

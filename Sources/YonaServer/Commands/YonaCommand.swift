@@ -14,7 +14,8 @@ public struct YonaCommand: AsyncParsableCommand {
         commandName: "yona-server",
         abstract: "The Yona server: the app API, the analyzer and admin APIs, and the push workers.",
         subcommands: [
-            ServeCommand.self, WorkersCommand.self, MigrateCommand.self, PushTestCommand.self, SMSTestCommand.self, EmailTestCommand.self,
+            ServeCommand.self, WorkersCommand.self, MigrateCommand.self, PushTestCommand.self, VAPIDCommand.self, SMSTestCommand.self,
+            EmailTestCommand.self,
             SimulateCommand.self, CategoriesCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)

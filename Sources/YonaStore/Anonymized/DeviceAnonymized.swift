@@ -14,6 +14,10 @@ package final class DeviceAnonymized: Model, @unchecked Sendable {
     @OptionalField(key: "app_version") package var appVersion: String?
     @OptionalField(key: "app_version_code") package var appVersionCode: Int?
     @OptionalField(key: "firebase_instance_id") package var firebaseInstanceID: String?
+    /// A direct APNs device token (hex); set only while the other two push addresses are not.
+    @OptionalField(key: "apns_token") package var apnsToken: String?
+    /// A Web Push subscription as JSON (`{"endpoint","keys":{"p256dh","auth"}}`); set only while the others are not.
+    @OptionalField(key: "web_push_subscription") package var webPushSubscription: String?
     /// A day (`yyyy-MM-dd`), not an instant: coarse on purpose.
     @OptionalField(key: "app_last_opened_date") package var appLastOpenedDate: String?
     /// The day of the latest activity reported for the device (Yona's `lastMonitoredActivityDate`).
@@ -23,7 +27,7 @@ package final class DeviceAnonymized: Model, @unchecked Sendable {
     @Field(key: "vpn_connected") package var vpnConnected: Bool
     /// The device's own switch (an extension of the Yona format): no pushes while false.
     @Field(key: "notifications_enabled") package var notificationsEnabled: Bool
-    /// When the app last sent its Instance ID; tokens not refreshed for long are pruned.
+    /// When the app last sent its push address (whichever of the three); addresses not refreshed for long are pruned.
     @OptionalField(key: "firebase_instance_id_updated_at") package var firebaseInstanceIDUpdatedAt: Date?
 
     // relationships

@@ -51,5 +51,6 @@ package enum YonaMigrations {
         StoreMessagesInWritingOrder(),
         CountInboxesWithoutAHotRow(),
         LeaseTextsAsTheOtherOutboxes(),
+        AddPushAddressesToDevicesAnonymized(),
     ]
 }

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 import YonaDomain
 
 /// The Firebase Cloud Messaging HTTP v1 client (push.md): one message per request, decisions on the
@@ -20,21 +19,9 @@ package struct FCMPushProvider: PushProvider {
     package var logger: Logger? = nil
     package var name: String { "fcm" }
 
-    /// The provider's own HTTP client. The shared client keeps at most 8 HTTP/1.1 connections per host, which capped
-    /// the drain far below `concurrency` requests in flight; this one allows that many. Over TLS it negotiates HTTP/2
-    /// by ALPN (fcm.googleapis.com speaks it: one connection carries ~100 streams). FCM's answers are small and not
-    /// compressed, so there is no decompressor in the pipeline. `trustRootsPEM` adds roots to the system's.
-    package static func makeClient(concurrency: Int, trustRootsPEM: String?) throws -> HTTPClient {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let trustRootsPEM {
-            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(trustRootsPEM.utf8)))]
-        }
-        var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tls,
-            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, concurrency)),
-            decompression: .disabled)
-        configuration.httpVersion = .automatic
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    package func send(_ push: OutgoingPush) async -> PushOutcome {
+        guard case .firebase(let token) = push.address else { return .rejected(code: "NOT_A_FIREBASE_ADDRESS") }
+        return await send(PushMessage.make(token: token, push: push))
     }
 
     package func send(_ message: PushMessage) async -> PushOutcome {
