@@ -65,6 +65,53 @@ import Testing
         await emulator.stop()
     }
 
+    /// A push to a Web Push subscription, as one to Firebase: the server is killed while the push service holds the
+    /// push, restarted, and after the lease the push goes out (encrypted afresh), once.
+    @Test func aKilledServerLosesNoWebPushAndSendsNoneTwice() async throws {
+        let webPush = try await WebPushEmulator.start()
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let port = try TestServerProbe.freePort()
+        let base = "http://127.0.0.1:\(port)"
+        let environment = [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+            "YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS": "true", "YONA_PUSH_LEASE_SECONDS": "2", "YONA_LOG_LEVEL": "warning",
+            "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
+        ]
+        var server = try Self.server(environment: environment)
+        try await Self.waitUntilHealthy(base)
+        let client = TestServerProbe(baseURL: base)
+
+        // a user whose phone has a Web Push subscription; the push service stops answering; the visit is reported
+        var phone = BuddyTests.phone("unused")
+        phone["deviceFirebaseInstanceId"] = nil
+        phone["deviceWebPushSubscription"] = DirectPushTests.json(webPush.subscribe("ok-crash"))
+        let user = try await client.createUser(extra: phone)
+        try await client.addNoGoGoal(user, category: GoalsTests.gambling)
+        let (anonymizedID, _) = try await client.vpnLogin(user)
+        webPush.setHanging(true)
+        let posted = try await client.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/crash")
+        #expect(posted.status == 204)
+        for _ in 0..<150 where webPush.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(webPush.hungRequests == 1, "the worker has claimed the row and is waiting on the push service")
+
+        // act: kill -9, the push service recovers, restart
+        server.kill9()
+        webPush.setHanging(false)
+        #expect(webPush.plaintexts("ok-crash").isEmpty)
+        server = try Self.server(environment: environment)
+        try await Self.waitUntilHealthy(base)
+
+        // check: after the lease the push goes out, once
+        for _ in 0..<100 where webPush.plaintexts("ok-crash").isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .seconds(3))
+        #expect(webPush.plaintexts("ok-crash").count == 1)
+        #expect(webPush.problems.isEmpty, "\(webPush.problems)")
+        server.kill9()
+        await webPush.stop()
+    }
+
     /// issue 13: the text outbox as the push outbox: the real executable is killed with SIGKILL while the SMS gateway
     /// holds the text, then restarted; after the lease the text goes out, once.
     @Test func aKilledServerLosesNoTextAndSendsNoneTwice() async throws {

@@ -52,6 +52,16 @@ def parse():
     p.add_argument("--sdk-python", default="", help="a Python with firebase-admin installed ('' skips the SDK run)")
     p.add_argument("--perf", default="")
     p.add_argument("--limit", type=int, default=120, help="seconds a drain may take before its rate is taken as it stands")
+    # `scripts/bench push-direct`: APNs and Web Push instead of FCM
+    p.add_argument("--direct", action="store_true", help="drain to the APNs and Web Push sinks instead of FCM's")
+    p.add_argument("--apns", default="", help="base URL of the APNs sink (HTTP/2 over TLS)")
+    p.add_argument("--apns-ca", default="", help="the APNs sink's certificate")
+    p.add_argument("--apns-key", default="", help="a .p8 (PEM P-256) key for the provider token")
+    p.add_argument("--apns-log", default="", help="the APNs sink's access log (collapse id and path per push)")
+    p.add_argument("--webpush", default="", help="base URL of the Web Push sink")
+    p.add_argument("--webpush-log", default="", help="the Web Push sink's access log (one line per push)")
+    p.add_argument("--p256dh", default="", help="the subscriptions' public key (base64url)")
+    p.add_argument("--auth", default="", help="the subscriptions' auth secret (base64url)")
     return p.parse_args()
 
 
@@ -134,14 +144,16 @@ class Store:
         # 'claimed' and kept 'sent' rows are how builds before the reshaped outbox left them (before/after runs)
         return int(self.sql("SELECT count(*) FROM push_outbox WHERE state IN ('pending', 'claimed')"))
 
-    def seed(self, count, history=0):
+    def seed(self, count, history=0, address="fcm"):
         """One anonymized user with DEVICES phones and `history` finished pushes as this build leaves them; returns
-        the statement that queues `count` pushes in one transaction (timed from its commit)."""
+        the statement that queues `count` pushes in one transaction (timed from its commit). `address`: the phones'
+        push address, a Firebase Instance ID, an APNs token (hex) or a Web Push subscription at the sink."""
         if self.kind == "postgres":
             uid, new_id, now, series = "'00000000-0000-4000-8000-000000000001'", "gen_random_uuid()", "now()", "generate_series(1, {n}) AS s(k)"
             ago = "now() - interval '1 second' + s.k * interval '1 microsecond'"
             old = "now() - interval '10 minutes' + s.k * interval '1 microsecond'"
             true = "true"
+            hex_token = "lpad(to_hex(s.k), 64, '0')"
         else:
             blob = self.sql("SELECT typeof(id) FROM activity_categories LIMIT 1") == "blob"
             uid = "X'00000000000040008000000000000001'" if blob else "'00000000-0000-4000-8000-000000000001'"
@@ -153,11 +165,18 @@ class Store:
             ago = f"{now} - 1 + s.k * 0.000001"
             old = f"{now} - 600 + s.k * 0.000001"
             true = "1"
+            hex_token = "printf('%064x', s.k)"
+        column, value = {
+            "fcm": ("firebase_instance_id", "'bench-' || s.k"),
+            "apns": ("apns_token", hex_token),
+            "webpush": ("web_push_subscription",
+                        f"""'{{"endpoint":"{ARGS.webpush}/push/bench-' || s.k || '","keys":{{"auth":"{ARGS.auth}","p256dh":"{ARGS.p256dh}"}}}}'"""),
+        }[address]
         self.sql(f"""BEGIN;
 INSERT INTO users_anonymized (id) VALUES ({uid});
-INSERT INTO devices_anonymized (id, user_anonymized_id, device_index, operating_system, firebase_instance_id,
+INSERT INTO devices_anonymized (id, user_anonymized_id, device_index, operating_system, {column},
                                 notifications_enabled, firebase_instance_id_updated_at)
-  SELECT {new_id}, {uid}, s.k, 'ANDROID', 'bench-' || s.k, {true}, {now} FROM {series.format(n=DEVICES)};
+  SELECT {new_id}, {uid}, s.k, 'ANDROID', {value}, {true}, {now} FROM {series.format(n=DEVICES)};
 COMMIT;""")
         pushes = """INSERT INTO push_outbox (id, device_anonymized_id, message_id, state, attempts, next_attempt_at, created_at)
   SELECT {new_id}, d.id, {base} + s.k, '{state}', {attempts}, {when}, {when}
@@ -227,12 +246,14 @@ class Servers:
             proc.wait(timeout=60)
 
 
-def drain(store, instances, sink, service_account, history=0, logged=False, extra_env=None):
+def drain(store, instances, sink, service_account, history=0, logged=False, extra_env=None, address="fcm", sink_log=None):
     servers = Servers(store, instances, sink, service_account, extra_env)
     try:
         if logged:
             open(ARGS.log, "w").close()  # nginx appends (O_APPEND): truncating starts the count afresh
-        queue = store.seed(ARGS.n, history)
+        if sink_log:
+            open(sink_log, "w").close()
+        queue = store.seed(ARGS.n, history, address)
         store.sql(queue)
         start = time.monotonic()
         cpu_before = cpu_share.snapshot()
@@ -261,6 +282,14 @@ def drain(store, instances, sink, service_account, history=0, logged=False, extr
                     seen[key] = seen.get(key, 0) + 1
         result["distinct"] = len(seen)
         result["twice"] = sum(1 for v in seen.values() if v > 1)
+    if sink_log:
+        time.sleep(1.5)
+        with open(sink_log) as f:
+            lines = [line.strip() for line in f if line.strip()]
+        # APNs lines are (collapse id, device path): a repeat is a push sent twice. Web Push bodies are encrypted, so
+        # its lines are the device path only: the count is what can be checked (N, none lost and none sent twice).
+        result["at_sink"] = len(lines)
+        result["twice"] = len(lines) - len(set(lines)) if address == "apns" else None
     return result
 
 
@@ -289,7 +318,49 @@ print(ok, time.monotonic() - start)
     return int(out[0]), float(out[1])
 
 
+def direct_capacity():
+    """The sinks' own capacity with a request like the server's: APNs over HTTP/2 (h2load), Web Push over HTTP/1.1
+    (wrk, a body of an encrypted push's size)."""
+    payload = os.path.join(ARGS.work, "apns.json")
+    with open(payload, "w") as f:
+        f.write('{"aps":{"content-available":1},"messageId":"1000001","url":"http://127.0.0.1/messages/1000001"}')
+    out = subprocess.run(["h2load", "-n", "200000", "-c", "4", "-m", "100", "-t", "2", "-d", payload,
+                          "-H", "apns-push-type: background", "-H", "apns-priority: 5", "-H", "apns-topic: bench",
+                          "-H", "authorization: bearer x", "-H", "apns-collapse-id: capacity",
+                          f"{ARGS.apns}/3/device/{'0' * 64}"], check=True, capture_output=True, text=True).stdout
+    assert "200000 succeeded" in out, out
+    apns = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out).group(1))
+    script = os.path.join(ARGS.work, "webpush.lua")
+    with open(script, "w") as f:
+        f.write("wrk.method = 'POST'\nwrk.body = string.rep('x', 160)\nwrk.headers['Content-Encoding'] = 'aes128gcm'\n"
+                "wrk.headers['TTL'] = '86400'\n")
+    out = subprocess.run(["wrk", "-t2", "-c64", "-d5s", "-s", script, f"{ARGS.webpush}/push/capacity"], check=True,
+                         capture_output=True, text=True).stdout
+    return apns, float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+
+def main_direct():
+    print(f"direct push drain, {os.cpu_count()} cores, {ARGS.bin}, {ARGS.n} pushes over {DEVICES} devices per run")
+    apns_capacity, webpush_capacity = direct_capacity()
+    print(f"sink capacity: APNs (HTTP/2 over TLS, h2load -c4 -m100) {apns_capacity:,.0f}/s, "
+          f"Web Push (HTTP/1.1, wrk -t2 -c64) {webpush_capacity:,.0f}/s")
+    apns_env = {"YONA_APNS_KEY_FILE": ARGS.apns_key, "YONA_APNS_KEY_ID": "BENCHKEY01", "YONA_APNS_TEAM_ID": "BENCHTEAM1",
+                "YONA_APNS_TOPIC": "bench", "YONA_APNS_URL": ARGS.apns, "YONA_APNS_CA_FILE": ARGS.apns_ca}
+    webpush_env = {"YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS": "true"}
+    for kind in ARGS.stores.split():
+        for name, address, env, capacity, log in (("APNs", "apns", apns_env, apns_capacity, ARGS.apns_log),
+                                                  ("Web Push (encrypted, VAPID)", "webpush", webpush_env, webpush_capacity, ARGS.webpush_log)):
+            result = drain(Store(kind, "bench_push"), 1, ARGS.fast, ARGS.sa, extra_env=env, address=address, sink_log=log)
+            stopped = f" (stopped after {ARGS.limit} s with {result['unfinished']} left)" if result["unfinished"] else ""
+            print(f"{kind}, {name}: {result['seconds']:.2f} s{stopped} = {result['rate']:,.0f}/s = {result['rate'] / capacity:.1%} of "
+                  f"the sink; RSS {', '.join(f'{r:.0f}' for r in result['rss'])} MiB; at the sink {result['at_sink']} of {ARGS.n}"
+                  + (f", {result['twice']} twice; " if result["twice"] is not None else "; ") + result["cpu"])
+            sys.stdout.flush()
+
+
 def main():
+    if ARGS.direct:
+        return main_direct()
     print(f"push drain, {os.cpu_count()} cores, {ARGS.bin}, {ARGS.n} pushes over {DEVICES} devices per run")
     capacity = wrk(ARGS.fast)
     capacity_logged = wrk(ARGS.logged)

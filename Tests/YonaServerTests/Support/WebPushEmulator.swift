@@ -12,7 +12,7 @@ import Vapor
 /// subscribing browser would. `POST /push/{id}` checks the VAPID header (an ES256 JWT for this origin, at most 24 h
 /// ahead, with a contact, verified with `k`), TTL and the content coding, decrypts and records the plaintext.
 /// Answers by the id's prefix: `gone-` 410, `missing-` 404, `busy-` 429 and `down-` 503 with Retry-After 7,
-/// `redirect-` 307 to `/trap` (which counts whoever follows it). Plain HTTP: the server under test allows private
+/// `redirect-` 307 to `/trap` (which counts whoever follows it). `setHanging` holds every push until it is lifted. Plain HTTP: the server under test allows private
 /// endpoints (`YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS`).
 final class WebPushEmulator: Sendable {
     struct Subscriber {
@@ -29,6 +29,9 @@ final class WebPushEmulator: Sendable {
         var vapidKeys: Set<String> = []
         var problems: [String] = []
         var trapped = 0
+        /// While set, every push waits (a push service that stopped answering) and is then dropped with a 503.
+        var hanging = false
+        var hungRequests = 0
     }
 
     let app: Application
@@ -79,6 +82,8 @@ final class WebPushEmulator: Sendable {
     var problems: [String] { state.withLockedValue { $0.problems } }
     var vapidKeys: Set<String> { state.withLockedValue { $0.vapidKeys } }
     var trapped: Int { state.withLockedValue { $0.trapped } }
+    var hungRequests: Int { state.withLockedValue { $0.hungRequests } }
+    func setHanging(_ hanging: Bool) { state.withLockedValue { $0.hanging = hanging } }
 
     private struct VAPIDClaims: JWTPayload {
         let aud: AudienceClaim
@@ -111,6 +116,11 @@ final class WebPushEmulator: Sendable {
         guard req.headers.first(name: "Content-Encoding") == "aes128gcm" else { return refuse(.unsupportedMediaType, "CONTENT_ENCODING") }
         let body = Data(req.body.data.map { $0.readableBytesView } ?? ByteBuffer().readableBytesView)
         guard let plaintext = Self.decrypt(body, for: subscriber) else { return refuse(.badRequest, "DECRYPTION") }
+        if state.withLockedValue({ $0.hanging }) {
+            state.withLockedValue { $0.hungRequests += 1 }
+            while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
+            return refuse(.serviceUnavailable, nil)
+        }
         switch id.split(separator: "-").first.map(String.init) ?? "" {
         case "gone": return refuse(.gone, nil)
         case "missing": return refuse(.notFound, nil)
