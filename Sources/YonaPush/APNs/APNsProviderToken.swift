@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import NIOConcurrencyHelpers
 
 /// The provider authentication token APNs wants on every request: an ES256 JWT (`kid` the key id, `iss` the team,
 /// `iat`) signed with the `.p8` key. Apple refuses a token older than an hour and one renewed more often than every
@@ -30,7 +31,15 @@ package actor APNsProviderToken {
         await keys.add(ecdsa: try ES256PrivateKey(pem: keyPEM), kid: JWKIdentifier(string: keyID))
     }
 
-    package func token(now: Date = Date()) async throws -> String {
+    /// The shared token, read behind a lock (no hop onto the actor for every push) while it is fresh.
+    private nonisolated let current = NIOLockedValueBox<(token: String, issued: Date)?>(nil)
+
+    package nonisolated func token(now: Date = Date()) async throws -> String {
+        if let current = current.withLockedValue({ $0 }), now.timeIntervalSince(current.issued) < Self.renewAfter { return current.token }
+        return try await renew(now: now)
+    }
+
+    private func renew(now: Date) async throws -> String {
         if let cached, now.timeIntervalSince(cached.issued) < Self.renewAfter { return cached.token }
         // one signing in flight: requests arriving meanwhile wait for it rather than making tokens of their own
         if let signing { return try await signing.value }
@@ -40,6 +49,7 @@ package actor APNsProviderToken {
         defer { signing = nil }
         let token = try await task.value
         cached = (token, now)
+        current.withLockedValue { $0 = (token, now) }
         issued += 1
         return token
     }
@@ -50,6 +60,7 @@ package actor APNsProviderToken {
         guard let cached, cached.token == token else { return true }
         guard now.timeIntervalSince(cached.issued) >= Self.minimumAge else { return false }
         self.cached = nil
+        current.withLockedValue { $0 = nil }
         return true
     }
 }

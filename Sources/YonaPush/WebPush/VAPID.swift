@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JWTKit
+import NIOConcurrencyHelpers
 import YonaDomain
 
 /// The server's VAPID identity (RFC 8292): a P-256 key whose public half browsers and distributors bind a
@@ -17,7 +18,8 @@ package actor VAPID {
     package nonisolated let publicKey: String
     private let subject: String
     private let keys = JWTKeyCollection()
-    private var cached: [String: (header: String, expires: Date)] = [:]
+    /// Signed headers by origin, behind a lock so that a push reads its header without a hop onto the actor.
+    private nonisolated let cached = NIOLockedValueBox([String: (header: String, expires: Date)]())
 
     /// A claim is valid for 12 hours (RFC 8292 allows at most 24) and reused per push service until an hour is left.
     package static let lifetime: TimeInterval = 12 * 3600
@@ -40,13 +42,19 @@ package actor VAPID {
     }
 
     /// `Authorization: vapid t=<JWT>, k=<public key>` for a push service's origin (`https://host[:port]`).
-    package func authorization(origin: String, now: Date = Date()) async throws -> String {
-        if let hit = cached[origin], hit.expires.timeIntervalSince(now) > 3600 { return hit.header }
+    package nonisolated func authorization(origin: String, now: Date = Date()) async throws -> String {
+        if let hit = cached.withLockedValue({ $0[origin] }), hit.expires.timeIntervalSince(now) > 3600 { return hit.header }
+        return try await sign(origin: origin, now: now)
+    }
+
+    private func sign(origin: String, now: Date) async throws -> String {
         let expires = now.addingTimeInterval(Self.lifetime)
         let token = try await keys.sign(Claims(aud: .init(value: origin), exp: .init(value: expires), sub: .init(value: subject)))
         let header = "vapid t=\(token), k=\(publicKey)"
-        if cached.count > 10_000 { cached.removeAll() }
-        cached[origin] = (header, expires)
+        cached.withLockedValue {
+            if $0.count > 10_000 { $0.removeAll() }
+            $0[origin] = (header, expires)
+        }
         return header
     }
 

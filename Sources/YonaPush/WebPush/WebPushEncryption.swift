@@ -31,7 +31,7 @@ package enum WebPushEncryption {
     /// The request body: `salt(16) ‖ rs(4) ‖ idlen(1) ‖ keyid(65, the sender's ephemeral public key) ‖ ciphertext`.
     /// The ephemeral key and the salt are fresh for every message unless a test fixes them (RFC 8291's example).
     package static func encrypt(
-        _ plaintext: some DataProtocol, to receiver: ReceiverKeys, senderKey: P256.KeyAgreement.PrivateKey = .init(),
+        _ plaintext: some DataProtocol, to receiver: ReceiverKeys, senderKey: P256.KeyAgreement.PrivateKey = ephemeralKey(),
         salt: Data = randomSalt()
     ) throws -> Data {
         let shared = try senderKey.sharedSecretFromKeyAgreement(with: receiver.publicKey)
@@ -58,8 +58,18 @@ package enum WebPushEncryption {
         return body
     }
 
+    /// 16 random bytes from BoringSSL's generator (one call, no system call per byte).
     package static func randomSalt() -> Data {
-        var generator = SystemRandomNumberGenerator()
-        return Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }
+    }
+
+    /// A fresh P-256 key for one message: a random scalar and its public point. `P256.KeyAgreement.PrivateKey()` also
+    /// runs BoringSSL's FIPS pairwise test (an ECDSA signature and its check) and retries until the point is "compact
+    /// representable" (half the keys): three to six scalar multiplications instead of one, the largest part of a Web
+    /// Push's CPU (docs/performance.md, direct pushes). A scalar outside 1..<n (odds about 2⁻³²) is drawn again.
+    package static func ephemeralKey() -> P256.KeyAgreement.PrivateKey {
+        while true {
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: SymmetricKey(size: .bits256)) { return key }
+        }
     }
 }

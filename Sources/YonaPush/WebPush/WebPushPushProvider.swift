@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import YonaDelivery
@@ -14,6 +15,7 @@ package struct WebPushPushProvider: PushProvider {
     package let vapid: VAPID
     package let client: HTTPClient
     package let endpoints: EndpointCheck
+    private let receivers = ReceiverKeysCache()
     package var timeout: TimeAmount = .seconds(10)
     package var metrics: YonaMetrics? = nil
     package var logger: Logger? = nil
@@ -36,9 +38,7 @@ package struct WebPushPushProvider: PushProvider {
 
     package func send(_ push: OutgoingPush) async -> PushOutcome {
         guard case .webPush(let subscription) = push.address else { return .rejected(code: "NOT_A_WEBPUSH_ADDRESS") }
-        guard let receiver = try? WebPushEncryption.ReceiverKeys(p256dh: subscription.keys.p256dh, auth: subscription.keys.auth) else {
-            return .tokenInvalid(reason: "WEBPUSH_BAD_KEYS")
-        }
+        guard let receiver = receivers.keys(of: subscription) else { return .tokenInvalid(reason: "WEBPUSH_BAD_KEYS") }
         let url: URL
         do {
             url = try await endpoints.check(subscription.endpoint)
@@ -105,10 +105,11 @@ package struct WebPushPushProvider: PushProvider {
 }
 
 /// `PublicEndpoint` at send time, with each host's verdict kept for a minute (a push service's host is the same for
-/// thousands of subscriptions; a lookup per push would queue on the resolver).
-package actor EndpointCheck {
+/// thousands of subscriptions; a lookup per push would queue on the resolver). The verdicts sit behind a lock, not in an
+/// actor: a remembered verdict is read without a hop to another executor, once per push.
+package final class EndpointCheck: Sendable {
     private let allowPrivate: Bool
-    private var verdicts: [String: (refusal: PublicEndpoint.Refused?, until: Date)] = [:]
+    private let verdicts = NIOLockedValueBox([String: (refusal: PublicEndpoint.Refused?, until: Date)]())
     package static let memory: TimeInterval = 60
 
     package init(allowPrivate: Bool) {
@@ -119,7 +120,7 @@ package actor EndpointCheck {
         let url = try PublicEndpoint.parse(endpoint, allowPrivate: allowPrivate)
         if allowPrivate { return url }
         let host = url.host!.lowercased()
-        if let verdict = verdicts[host], verdict.until > now {
+        if let verdict = verdicts.withLockedValue({ $0[host] }), verdict.until > now {
             if let refusal = verdict.refusal { throw refusal }
             return url
         }
@@ -135,7 +136,26 @@ package actor EndpointCheck {
     }
 
     private func remember(_ host: String, _ refusal: PublicEndpoint.Refused?, now: Date) {
-        if verdicts.count > 10_000 { verdicts.removeAll() }
-        verdicts[host] = (refusal, now.addingTimeInterval(Self.memory))
+        verdicts.withLockedValue {
+            if $0.count > 10_000 { $0.removeAll() }
+            $0[host] = (refusal, now.addingTimeInterval(Self.memory))
+        }
+    }
+}
+
+/// Subscribers' keys as parsed points, by subscription: a device gets many pushes, and reading its key (a point
+/// decompressed and checked) was a few percent of a push's CPU. Bounded; cleared when full.
+final class ReceiverKeysCache: Sendable {
+    private let parsed = NIOLockedValueBox([String: WebPushEncryption.ReceiverKeys]())
+
+    func keys(of subscription: WebPushSubscription) -> WebPushEncryption.ReceiverKeys? {
+        let key = subscription.keys.p256dh + " " + subscription.keys.auth
+        if let hit = parsed.withLockedValue({ $0[key] }) { return hit }
+        guard let keys = try? WebPushEncryption.ReceiverKeys(p256dh: subscription.keys.p256dh, auth: subscription.keys.auth) else { return nil }
+        parsed.withLockedValue {
+            if $0.count > 10_000 { $0.removeAll() }
+            $0[key] = keys
+        }
+        return keys
     }
 }
