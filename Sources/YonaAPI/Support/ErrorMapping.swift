@@ -1,5 +1,8 @@
 import AsyncKit
 import Foundation
+import NIOCore
+import NIOPosix
+import PostgresNIO
 import SQLiteNIO
 import Vapor
 import YonaDomain
@@ -26,6 +29,13 @@ package enum ErrorMapping {
         case is ConnectionPoolTimeoutError:
             // Overload, not a bug: tell the client to come back shortly.
             return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
+        case let postgres as PSQLError where isUnavailable(postgres):
+            // The database went away or is restarting: nothing this request did was committed, and the pool
+            // reconnects on its own once it is back. Tell the client to come back shortly, not that we have a bug.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
+        case is NIOConnectionError, is ChannelError:
+            // A connection to the database could not be made or broke under the request.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
         case let sqlite as SQLiteError where isContention(sqlite.reason):
             // Another process writes the same SQLite file (this process serializes its own writes, see
             // SerializedWritesDatabase). Nothing was written (the transaction rolled back): a retry succeeds.
@@ -49,7 +59,22 @@ package enum ErrorMapping {
     /// message, which could quote a value).
     package static func cause(of error: any Error) -> String {
         if let sqlite = error as? SQLiteError { return "sqlite: \(sqlite.reason)" }
+        if let postgres = error as? PSQLError { return "postgres: \(postgres.code)" }
         return String(reflecting: type(of: error))
+    }
+
+    /// PostgreSQL unreachable, closing connections, shutting down or starting up (SQLSTATE classes 08 and 57P, too
+    /// many connections 53300): conditions a retry after the database is back resolves.
+    package static func isUnavailable(_ error: PSQLError) -> Bool {
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .failedToAddSSLHandler:
+            return true
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300"
+        default:
+            return false
+        }
     }
 
     /// SQLite's answers for "another connection holds the lock", which a retry resolves.
