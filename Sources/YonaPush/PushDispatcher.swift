@@ -91,16 +91,24 @@ package struct PushDispatcher: Sendable {
 
     private enum Event: Sendable {
         case claimed([Claimed])
-        case sent(UUID?)
-        case finished
+        /// A send ended: the row's id when it was delivered; the error of the database call after it, if any.
+        case sent(UUID?, failure: (any Error)?)
+        /// A finish ended: the ids it could not finish (the database failed), to be finished again.
+        case finished(unfinished: [UUID], failure: (any Error)?)
+        case claimFailed(any Error)
     }
 
     /// `now` fixed (tests) or the clock's (`nil`); `claimOnce` stops after the first claim's rows.
+    ///
+    /// A failing database call never cancels the sends in flight (a cancelled send that the provider had already
+    /// accepted would go again after its lease): the session stops claiming, lets every send end, finishes what was
+    /// delivered, retrying the finish while the rows' lease lasts (the database may be back by then), and only then
+    /// throws the first failure.
     private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool) async throws -> Int {
         // A cheap read first, so an idle worker does not take the write lock on every poll.
         guard try await anythingDue(at: fixedNow ?? Date()) else { return 0 }
         let concurrency = max(1, settings.concurrency)
-        return try await withThrowingTaskGroup(of: Event.self) { group in
+        let (total, failure) = await withTaskGroup(of: Event.self) { group -> (Int, (any Error)?) in
             var total = 0
             var queue: [Claimed] = []
             var queued = 0 // rows of `queue` before this index are taken
@@ -109,12 +117,20 @@ package struct PushDispatcher: Sendable {
             var sending = 0
             var delivered: [UUID] = []
             var finishing = false
+            var failure: (any Error)? = nil
+            var finishRetry: (delay: Duration, until: ContinuousClock.Instant)? = nil
             func claimMore() {
                 claiming = true
-                group.addTask { .claimed(try await claim(now: fixedNow ?? Date(), limit: limit)) }
+                group.addTask {
+                    do { return .claimed(try await claim(now: fixedNow ?? Date(), limit: limit)) } catch { return .claimFailed(error) }
+                }
+            }
+            func failed(_ error: any Error) {
+                if failure == nil { failure = error }
+                exhausted = true
             }
             claimMore()
-            while let event = try await group.next() {
+            while let event = await group.next() {
                 switch event {
                 case .claimed(let rows):
                     claiming = false
@@ -123,27 +139,48 @@ package struct PushDispatcher: Sendable {
                     queue.removeFirst(queued)
                     queued = 0
                     queue.append(contentsOf: rows)
-                case .sent(let id):
+                case .claimFailed(let error):
+                    claiming = false
+                    failed(error)
+                case .sent(let id, let error):
                     sending -= 1
                     if let id { delivered.append(id) }
-                case .finished:
+                    if let error { failed(error) }
+                case .finished(let unfinished, let error):
                     finishing = false
-                    // the rows just finished may have been the heads that held their devices' next pushes back
-                    if !claimOnce { exhausted = false }
+                    if let error {
+                        failed(error)
+                        delivered.insert(contentsOf: unfinished, at: 0)
+                        let retry = finishRetry ?? (.milliseconds(250), .now + .seconds(settings.leaseSeconds * 0.8))
+                        // past the lease another worker may have claimed the rows again: leave them to it
+                        if ContinuousClock.now > retry.until { delivered = [] }
+                        finishRetry = (min(retry.delay * 2, .seconds(5)), retry.until)
+                    } else if failure == nil, !claimOnce {
+                        // the rows just finished may have been the heads that held their devices' next pushes back
+                        exhausted = false
+                    }
                 }
-                while sending < concurrency, queued < queue.count {
+                while sending < concurrency, queued < queue.count, failure == nil {
                     let row = queue[queued]
                     queued += 1
                     sending += 1
-                    group.addTask { .sent(try await deliver(row) ? row.id : nil) }
+                    group.addTask {
+                        do { return .sent(try await deliver(row) ? row.id : nil, failure: nil) } catch { return .sent(nil, failure: error) }
+                    }
                 }
-                if !finishing, !delivered.isEmpty, delivered.count >= concurrency || queued == queue.count {
+                if !finishing, !delivered.isEmpty, delivered.count >= concurrency || queued == queue.count || failure != nil {
                     let ids = delivered
+                    let delay = finishRetry?.delay
                     delivered = []
                     finishing = true
                     group.addTask {
-                        try await finishDelivered(ids)
-                        return .finished
+                        if let delay { try? await Task.sleep(for: delay) }
+                        do {
+                            try await finishDelivered(ids)
+                            return .finished(unfinished: [], failure: nil)
+                        } catch {
+                            return .finished(unfinished: ids, failure: error)
+                        }
                     }
                 }
                 // keep about a claim's worth of rows ahead of the sends, so they never wait for a claim to come back;
@@ -151,8 +188,10 @@ package struct PushDispatcher: Sendable {
                 if Task.isShuttingDownGracefully { exhausted = true }
                 if !claiming, !exhausted, queue.count - queued < max(concurrency, limit) { claimMore() }
             }
-            return total
+            return (total, failure)
         }
+        if let failure { throw failure }
+        return total
     }
 
     /// The table's lifecycle (`Outbox`): per device, in the order the messages were created. Pushes are delayed by

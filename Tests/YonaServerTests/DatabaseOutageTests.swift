@@ -78,4 +78,52 @@ import Testing
             #expect(status == 200)
         }
     }
+
+    /// A push Firebase accepted while the database was down is not sent again: the drain lets the send end (a sibling's
+    /// database failure does not cancel it), keeps trying to finish the row while its lease lasts, and the database is
+    /// back in time.
+    @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
+    func aPushAcceptedDuringAnOutageIsNotSentAgain() async throws {
+        let port = try TestServerProbe.freePort()
+        let admin = try #require(ProcessInfo.processInfo.environment["YONA_TEST_POSTGRES_URL"])
+        let target = try #require(URLComponents(string: admin))
+        var relay = try await Self.relay(port: port, to: target)
+        defer { relay.kill9() }
+        let emulator = try await FCMEmulator.start()
+        let configureFCM = try emulator.configure(workers: true)
+        try await withServer(
+            .postgres,
+            adjust: { config in
+                configureFCM(&config)
+                config.push.leaseSeconds = 6
+                guard case .postgres(let url) = config.database, var through = URLComponents(string: url) else { return }
+                through.port = port
+                config.database = .postgres(url: through.string!)
+            }
+        ) { server in
+            let user = try await server.createUser(extra: BuddyTests.phone("ok-outage"))
+            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+            let (anonymizedID, _) = try await server.vpnLogin(user)
+            try await PushTests.drained(server)
+            let before = emulator.messages(to: "ok-outage").count
+            // the conflict's push is in flight, held by Firebase
+            emulator.setHanging(true, thenAnswer: true)
+            _ = try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/outage")
+            for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(emulator.hungRequests == 1)
+
+            // act: the database goes away, then Firebase accepts the push; the database comes back a moment later
+            relay.kill9()
+            emulator.setHanging(false)
+            for _ in 0..<100 where emulator.messages(to: "ok-outage").count == before { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(500))
+            relay = try await Self.relay(port: port, to: target)
+
+            // check: well past the lease, Firebase has the push once
+            try await Task.sleep(for: .seconds(9))
+            #expect(emulator.messages(to: "ok-outage").count == before + 1)
+            try await PushTests.drained(server)
+        }
+        await emulator.stop()
+    }
 }
