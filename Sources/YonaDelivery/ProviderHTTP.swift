@@ -41,6 +41,7 @@ package struct ProviderHTTP: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        configuration.tracing.tracer = nil // no traces are exported (PushHTTPClient says what the default costs)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

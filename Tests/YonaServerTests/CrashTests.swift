@@ -7,6 +7,31 @@ import Testing
 /// push.md "A crash or restart loses nothing": the real `yona-server` executable is killed with SIGKILL while
 /// Firebase hangs, then restarted; the claimed push is sent again after its lease, exactly once.
 @Suite struct CrashTests {
+    /// A server process's database file and port, and what every crash test gives it: a test server, a 2 s lease,
+    /// cheap key derivation, warnings only.
+    struct CrashedServer {
+        let database: String
+        let port: Int
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        init(_ name: String) throws {
+            database = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).sqlite").path
+            port = try TestServerProbe.freePort()
+        }
+
+        func environment(_ extra: [String: String]) -> [String: String] {
+            [
+                "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+                "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+                "YONA_PUSH_LEASE_SECONDS": "2", "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
+            ].merging(extra) { $1 }
+        }
+
+        func removeDatabase() {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        }
+    }
+
     /// `yona-server serve` as its own process, its output dropped.
     static func server(environment: [String: String]) throws -> ChildProcess {
         try ChildProcess.server(["serve"], environment: environment)
@@ -23,17 +48,13 @@ import Testing
     @Test func aKilledServerLosesNoPushAndSendsNoneTwice() async throws {
         // setup: an emulator, a database file, and the server as a real process
         let emulator = try await FCMEmulator.start()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
-        let port = try TestServerProbe.freePort()
-        let base = "http://127.0.0.1:\(port)"
-        let environment = [
-            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+        let process = try CrashedServer("yona-crash")
+        defer { process.removeDatabase() }
+        let base = process.base
+        let environment = process.environment([
             "YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(),
-            "YONA_FCM_ENDPOINT": emulator.baseURL, "YONA_PUSH_LEASE_SECONDS": "2", "YONA_LOG_LEVEL": "warning",
-            "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
-        ]
+            "YONA_FCM_ENDPOINT": emulator.baseURL,
+        ])
         var server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
         let client = TestServerProbe(baseURL: base)
@@ -69,16 +90,12 @@ import Testing
     /// push, restarted, and after the lease the push goes out (encrypted afresh), once.
     @Test func aKilledServerLosesNoWebPushAndSendsNoneTwice() async throws {
         let webPush = try await WebPushEmulator.start()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
-        let port = try TestServerProbe.freePort()
-        let base = "http://127.0.0.1:\(port)"
-        let environment = [
-            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
-            "YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS": "true", "YONA_PUSH_LEASE_SECONDS": "2", "YONA_LOG_LEVEL": "warning",
-            "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192",
-        ]
+        let process = try CrashedServer("yona-crash")
+        defer { process.removeDatabase() }
+        let base = process.base
+        let environment = process.environment([
+            "YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS": "true"
+        ])
         var server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
         let client = TestServerProbe(baseURL: base)
@@ -116,15 +133,12 @@ import Testing
     /// holds the text, then restarted; after the lease the text goes out, once.
     @Test func aKilledServerLosesNoTextAndSendsNoneTwice() async throws {
         let gateway = try await SMSGatewayTests.Gateway()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-sms-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
-        let port = try TestServerProbe.freePort()
-        let base = "http://127.0.0.1:\(port)"
-        let environment = [
-            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
-            "YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": gateway.url, "YONA_PUBLIC_BASE_URL": base, "YONA_PUSH_LEASE_SECONDS": "2",
-        ]
+        let process = try CrashedServer("yona-crash-sms")
+        defer { process.removeDatabase() }
+        let base = process.base
+        let environment = process.environment([
+            "YONA_SMS_PROVIDER": "http", "YONA_SMS_GATEWAY_URL": gateway.url, "YONA_PUBLIC_BASE_URL": base,
+        ])
         var server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
 
@@ -160,17 +174,14 @@ import Testing
     /// text, restarted; after the lease the text goes out, once.
     @Test func aKilledServerLosesNoPlivoTextAndSendsNoneTwice() async throws {
         let plivo = try await SMSProviderEmulator.start()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-crash-plivo-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
-        let port = try TestServerProbe.freePort()
-        let base = "http://127.0.0.1:\(port)"
-        let environment = [
-            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+        let process = try CrashedServer("yona-crash-plivo")
+        defer { process.removeDatabase() }
+        let base = process.base
+        let environment = process.environment([
             "YONA_SMS_PROVIDER": "plivo", "YONA_PLIVO_AUTH_ID": SMSProviderEmulator.plivoAuthID,
             "YONA_PLIVO_AUTH_TOKEN": SMSProviderEmulator.authToken,
-            "YONA_PLIVO_API_URL": plivo.baseURL, "YONA_SMS_FROM": "+31850000000", "YONA_PUBLIC_BASE_URL": base, "YONA_PUSH_LEASE_SECONDS": "2",
-        ]
+            "YONA_PLIVO_API_URL": plivo.baseURL, "YONA_SMS_FROM": "+31850000000", "YONA_PUBLIC_BASE_URL": base,
+        ])
         var server = try Self.server(environment: environment)
         try await Self.waitUntilHealthy(base)
 

@@ -8,46 +8,46 @@ import Testing
 /// operations.md "Overload": PostgreSQL goes away under requests and comes back. Every request in the outage answers
 /// 503 `error.service.unavailable` with `Retry-After` (never a 500), and the server recovers without a restart.
 @Suite struct DatabaseOutageTests {
-    /// The relay between the server and PostgreSQL (Fixtures/tcp_proxy.py): killing it takes the database away.
-    static func relay(port: Int, to target: URLComponents) async throws -> ChildProcess {
-        let relay = try ChildProcess(
-            "python3", [FCMEmulator.fixture("tcp_proxy.py").path, String(port), target.host ?? "127.0.0.1", String(target.port ?? 5432)])
-        for _ in 0..<100 where !Self.listens(port) { try await Task.sleep(for: .milliseconds(50)) }
-        return relay
-    }
+    /// A TCP relay between a test server and PostgreSQL (Fixtures/tcp_proxy.py): `cut` takes the database away (every
+    /// connection drops, new ones are refused), `restore` gives it back on the same port.
+    final class DatabaseRelay: @unchecked Sendable {
+        let port: Int
+        let target: URLComponents
+        private var process: ChildProcess?
 
-    static func listens(_ port: Int) -> Bool {
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        init() async throws {
+            port = try TestServerProbe.freePort()
+            let admin = try #require(ProcessInfo.processInfo.environment["YONA_TEST_POSTGRES_URL"])
+            target = try #require(URLComponents(string: admin))
+            try await restore()
+        }
+
+        func restore() async throws {
+            process = try ChildProcess(
+                "python3", [FCMEmulator.fixture("tcp_proxy.py").path, String(port), target.host ?? "127.0.0.1", String(target.port ?? 5432)])
+            for _ in 0..<100 where !TestDirectory.accepts(port) { try await Task.sleep(for: .milliseconds(50)) }
+        }
+
+        func cut() { process?.kill9() }
+
+        /// Points a test server's database URL at the relay.
+        func route(_ config: inout AppConfig) {
+            guard case .postgres(let url) = config.database, var through = URLComponents(string: url) else { return }
+            through.port = port
+            config.database = .postgres(url: through.string!)
         }
     }
 
     @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
     func requestsDuringAnOutageAnswer503AndTheServerRecovers() async throws {
-        let port = try TestServerProbe.freePort()
-        let admin = try #require(ProcessInfo.processInfo.environment["YONA_TEST_POSTGRES_URL"])
-        let target = try #require(URLComponents(string: admin))
-        var relay = try await Self.relay(port: port, to: target)
-        defer { relay.kill9() }
-        try await withServer(
-            .postgres,
-            adjust: { config in
-                guard case .postgres(let url) = config.database, var through = URLComponents(string: url) else { return }
-                through.port = port
-                config.database = .postgres(url: through.string!)
-            }
-        ) { server in
+        let relay = try await DatabaseRelay()
+        defer { relay.cut() }
+        try await withServer(.postgres, adjust: relay.route) { server in
             let user = try await server.createUser()
             #expect(try await server.request(.GET, user.profilePath, headers: user.passwordHeader).status == 200)
 
             // act: the database goes away; the app keeps asking, in parallel
-            relay.kill9()
+            relay.cut()
             let answers = try await withThrowingTaskGroup(of: APIResponse.self) { group in
                 for index in 0..<16 {
                     group.addTask {
@@ -67,7 +67,7 @@ import Testing
             #expect(try await server.request(.GET, "/health").status == 200, "the process itself still answers")
 
             // the database comes back: the same server answers again, without a restart
-            relay = try await Self.relay(port: port, to: target)
+            try await relay.restore()
             var status = 0
             for _ in 0..<100 {
                 status = try await server.request(.GET, user.profilePath, headers: user.passwordHeader).status
@@ -84,11 +84,8 @@ import Testing
     /// back in time.
     @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
     func aPushAcceptedDuringAnOutageIsNotSentAgain() async throws {
-        let port = try TestServerProbe.freePort()
-        let admin = try #require(ProcessInfo.processInfo.environment["YONA_TEST_POSTGRES_URL"])
-        let target = try #require(URLComponents(string: admin))
-        var relay = try await Self.relay(port: port, to: target)
-        defer { relay.kill9() }
+        let relay = try await DatabaseRelay()
+        defer { relay.cut() }
         let emulator = try await FCMEmulator.start()
         let configureFCM = try emulator.configure(workers: true)
         try await withServer(
@@ -96,9 +93,7 @@ import Testing
             adjust: { config in
                 configureFCM(&config)
                 config.push.leaseSeconds = 6
-                guard case .postgres(let url) = config.database, var through = URLComponents(string: url) else { return }
-                through.port = port
-                config.database = .postgres(url: through.string!)
+                relay.route(&config)
             }
         ) { server in
             let user = try await server.createUser(extra: BuddyTests.phone("ok-outage"))
@@ -113,11 +108,11 @@ import Testing
             #expect(emulator.hungRequests == 1)
 
             // act: the database goes away, then Firebase accepts the push; the database comes back a moment later
-            relay.kill9()
+            relay.cut()
             emulator.setHanging(false)
             for _ in 0..<100 where emulator.messages(to: "ok-outage").count == before { try await Task.sleep(for: .milliseconds(20)) }
             try await Task.sleep(for: .milliseconds(500))
-            relay = try await Self.relay(port: port, to: target)
+            try await relay.restore()
 
             // check: well past the lease, Firebase has the push once
             try await Task.sleep(for: .seconds(9))

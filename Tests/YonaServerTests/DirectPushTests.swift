@@ -212,6 +212,24 @@ import Testing
         ]
     }
 
+    /// A test server whose APNs provider points at an emulator and which may post to a Web Push emulator on loopback.
+    static func withDirectPushServer(
+        _ db: TestDatabase, workers: Bool, _ body: (TestServer, APNsEmulator, WebPushEmulator) async throws -> Void
+    ) async throws {
+        let apns = try await APNsEmulator.start()
+        let webPush = try await WebPushEmulator.start()
+        let configureAPNs = apns.configure(workers: workers)
+        try await withServer(
+            db,
+            adjust: {
+                configureAPNs(&$0)
+                $0.webPushAllowPrivateEndpoints = true
+            }
+        ) { server in try await body(server, apns, webPush) }
+        await apns.stop()
+        await webPush.stop()
+    }
+
     static func device(_ server: TestServer, _ user: TestUser) async throws -> DeviceAnonymized {
         let (ua, _) = try await server.vpnLogin(user)
         return try #require(try await DeviceAnonymized.query(on: server.app.db).filter(\.$userAnonymized.$id == UUID(uuidString: ua)!).first())
@@ -222,22 +240,15 @@ import Testing
     /// Firebase is reached only through its new address; a dead subscription is cleared and not tried again.
     @Test(arguments: TestDatabase.available)
     func conflictPushesReachAppleAndWebPushDirectly(db: TestDatabase) async throws {
-        let apns = try await APNsEmulator.start()
-        let webPush = try await WebPushEmulator.start()
-        let configureAPNs = apns.configure(workers: true)
-        try await withServer(
-            db,
-            adjust: {
-                configureAPNs(&$0)
-                $0.webPushAllowPrivateEndpoints = true
-            }
-        ) { server in
+        try await Self.withDirectPushServer(db, workers: true) { server, apns, webPush in
             let bobToken = "ab" + Self.hexToken.dropFirst(2)
             let richard = try await server.createUser(nickname: "Dad", extra: BuddyTests.phone("fiid-richard"))
-            var bobsPhone = BuddyTests.phone("unused")
-            bobsPhone["deviceFirebaseInstanceId"] = nil
-            bobsPhone["deviceApnsToken"] = bobToken.uppercased()
-            let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobby", extra: bobsPhone)
+            let bob = try await server.createUser(firstName: "Bobbert", nickname: "Bobby", extra: BuddyTests.phone("fiid-bob"))
+            // Bob's iPhone moves from Firebase to APNs
+            let (bobsDeviceID, _) = try await DevicesTests.firstDevice(server, bob)
+            let moveToApple = try await server.request(
+                .PUT, "\(bob.path)/devices/\(bobsDeviceID)", headers: bob.passwordHeader, json: ["name": "Phone", "apnsToken": bobToken.uppercased()])
+            #expect(moveToApple.status == 200, "\(moveToApple.text)")
             // Richard's phone moves from Firebase to Web Push
             let subscription = webPush.subscribe("ok-richard")
             let (deviceID, _) = try await DevicesTests.firstDevice(server, richard)
@@ -251,7 +262,9 @@ import Testing
             let richardsRow = try await Self.device(server, richard)
             #expect(richardsRow.firebaseInstanceID == nil && richardsRow.apnsToken == nil)
             #expect(richardsRow.webPushSubscription.flatMap(WebPushSubscription.init(stored:)) == subscription)
-            #expect(try await Self.device(server, bob).apnsToken == bobToken, "stored in lower case")
+            let bobsRow = try await Self.device(server, bob)
+            #expect(bobsRow.apnsToken == bobToken, "stored in lower case")
+            #expect(bobsRow.firebaseInstanceID == nil)
 
             try await BuddyTests.connect(server, richard: richard, bob: bob)
             _ = try await server.messages(richard)
@@ -280,8 +293,10 @@ import Testing
                     #expect(!text.contains(secret), "the push carries \(secret)")
                 }
             }
-            // the Instance ID Richard's phone had before it moved got nothing
-            #expect(try await PushDelivery.query(on: server.app.db).filter(\.$tokenHash == TokenHash.of("fiid-richard")).count() == 0)
+            // the Instance IDs the phones had before they moved got nothing
+            for old in ["fiid-richard", "fiid-bob"] {
+                #expect(try await PushDelivery.query(on: server.app.db).filter(\.$tokenHash == TokenHash.of(old)).count() == 0, "\(old)")
+            }
             // the VAPID key the push service saw is the one the server publishes
             let published = try await server.request(.GET, "/webPush/vapidPublicKey")
             #expect(webPush.vapidKeys == [try #require(published.json["publicKey"] as? String)])
@@ -303,24 +318,13 @@ import Testing
             #expect(metrics.contains("yona_push_request_duration_seconds_count{provider=\"apns\"}"))
             #expect(apns.problems.isEmpty && webPush.problems.isEmpty, "\(apns.problems) \(webPush.problems)")
         }
-        await apns.stop()
-        await webPush.stop()
     }
 
     /// In the outbox, a Retry-After of either provider delays the row that long; a dead APNs token is cleared and
     /// its push failed, not retried.
     @Test(arguments: TestDatabase.available)
     func theOutboxHonoursRetryAfterOfBothProviders(db: TestDatabase) async throws {
-        let apns = try await APNsEmulator.start()
-        let webPush = try await WebPushEmulator.start()
-        let configureAPNs = apns.configure(workers: false)
-        try await withServer(
-            db,
-            adjust: {
-                configureAPNs(&$0)
-                $0.webPushAllowPrivateEndpoints = true
-            }
-        ) { server in
+        try await Self.withDirectPushServer(db, workers: false) { server, _, webPush in
             let owner = try await server.createUser()
             let (ua, _) = try await server.vpnLogin(owner)
             let now = Date()
@@ -351,8 +355,6 @@ import Testing
             #expect(try await DeviceAnonymized.query(on: server.app.db).filter(\.$apnsToken == "dead" + Self.hexToken.dropFirst(4)).count() == 0)
             #expect(try await server.app.pushDispatcher.drainOnce() == 0, "nothing is due before its time")
         }
-        await apns.stop()
-        await webPush.stop()
     }
 
     /// Addresses the server cannot or must not push to are refused when the app sends them, with one error code.
