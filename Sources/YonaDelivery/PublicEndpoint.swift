@@ -34,6 +34,8 @@ package enum PublicEndpoint {
     /// Every address `host` resolves to (none when it does not resolve), looked up off the event loops.
     package static func resolve(_ host: String) async -> [IPAddressBytes] {
         if let literal = IPAddressBytes(literal: host) { return [literal] }
+        // `runIfActive` throws only once the pool has stopped (the process is shutting down): no address, as for a name
+        // that does not resolve. Callers count that (`WEBPUSH_UNRESOLVABLE`, a retry) or refuse it (400).
         return (try? await NIOThreadPool.singleton.runIfActive { lookUp(host) }) ?? []
     }
 

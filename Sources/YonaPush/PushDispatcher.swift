@@ -51,8 +51,10 @@ package struct PushDispatcher: Sendable {
         package let messageID: Int64
         package let attempts: Int
         package let createdAt: Date
-        /// The device's push address when the row was claimed (nil once it was cleared).
-        package let address: PushAddress?
+        /// The device's push address when the row was claimed (nil once it was cleared), as stored
+        /// (`PushAddress.storedExpression`): the compare-and-set that clears a dead one matches the column's own text.
+        package let storedAddress: String?
+        package var address: PushAddress? { storedAddress.flatMap(PushAddress.init(stored:)) }
     }
 
     /// Clears push addresses (of every kind) the app has not sent again for `tokenStaleDays` (push.md): such an
@@ -174,6 +176,7 @@ package struct PushDispatcher: Sendable {
                     delivered = []
                     finishing = true
                     group.addTask {
+                        // a cancelled wait (shutdown) ends early on purpose: the delivered rows are finished all the same
                         if let delay { try? await Task.sleep(for: delay) }
                         do {
                             try await finishDelivered(ids)
@@ -238,7 +241,7 @@ package struct PushDispatcher: Sendable {
                 messageID: try row.decode(column: "message_id", as: Int64.self),
                 attempts: try row.decode(column: "attempts", as: Int.self),
                 createdAt: try row.decode(column: "created_at", as: Date.self),
-                address: try row.decode(column: "address", as: String?.self).flatMap(PushAddress.init(stored:)))
+                storedAddress: try row.decode(column: "address", as: String?.self))
         }
     }
 
@@ -272,12 +275,13 @@ package struct PushDispatcher: Sendable {
         case .tokenInvalid(let reason):
             metrics?.push(outcome: "token_invalid", errorCode: reason)
             metrics?.tokenCleared(reason: reason)
-            // Compare-and-set: an address the app replaced meanwhile survives.
-            let column = address.column
+            // Compare-and-set on the text the claim read: an address the app replaced meanwhile survives.
+            let column = address.column.name
+            let stored = PushAddress.columnValue(ofStored: row.storedAddress ?? "")
             try await db.sql.raw(
                 """
-                UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET \(unsafeRaw: column.name) = NULL
-                WHERE id = \(bind: row.deviceID) AND \(unsafeRaw: column.name) = \(bind: column.value)
+                UPDATE \(unsafeRaw: DeviceAnonymized.schema) SET \(unsafeRaw: column) = NULL
+                WHERE id = \(bind: row.deviceID) AND \(unsafeRaw: column) = \(bind: stored)
                 """
             ).run()
             logger.info(

@@ -75,15 +75,22 @@ package struct PushMessage: Codable, Sendable, Equatable {
         return out
     }
 
-    private static func writeJSONObject(_ map: [String: String], to out: inout ByteBuffer) {
+    /// `{` the map's members `}` (`writeJSONMembers`).
+    package static func writeJSONObject(_ map: [String: String], to out: inout ByteBuffer) {
         out.writeStaticString("{")
+        writeJSONMembers(map, to: &out)
+        out.writeStaticString("}")
+    }
+
+    /// The map's members, keys sorted, comma-separated, without braces: FCM's data and headers objects, and the two
+    /// data keys APNs and Web Push carry beside or instead of their own.
+    package static func writeJSONMembers(_ map: [String: String], to out: inout ByteBuffer) {
         for (index, key) in map.keys.sorted().enumerated() {
             if index > 0 { out.writeStaticString(",") }
             writeJSONString(key, to: &out)
             out.writeStaticString(":")
             writeJSONString(map[key]!, to: &out)
         }
-        out.writeStaticString("}")
     }
 
     /// A JSON string literal (RFC 8259): quote, backslash and control characters escaped, everything else as UTF-8.

@@ -357,6 +357,29 @@ import Testing
         }
     }
 
+    /// A dead subscription is cleared by the text its column holds, whatever JSON writer stored it (keys in another
+    /// order, escaped slashes): the compare-and-set matches what the claim read, not a re-encoding.
+    @Test(arguments: TestDatabase.available)
+    func aDeadSubscriptionIsClearedWhateverWroteItsJSON(db: TestDatabase) async throws {
+        try await Self.withDirectPushServer(db, workers: false) { server, _, webPush in
+            let owner = try await server.createUser()
+            let (ua, _) = try await server.vpnLogin(owner)
+            let gone = webPush.subscribe("gone-2")
+            let escapedEndpoint = gone.endpoint.replacingOccurrences(of: "/", with: "\\/")
+            let text = #"{"keys":{"p256dh":"\#(gone.keys.p256dh)","auth":"\#(gone.keys.auth)"},"endpoint":"\#(escapedEndpoint)"}"#
+            #expect(text != gone.stored && WebPushSubscription(stored: text) == gone)
+            let device = DeviceAnonymized(
+                id: UUID(), userAnonymizedID: UUID(uuidString: ua)!, deviceIndex: 1, operatingSystem: "ANDROID", appVersion: "1",
+                appVersionCode: 1, firebaseInstanceID: nil)
+            device.webPushSubscription = text
+            device.firebaseInstanceIDUpdatedAt = Date()
+            try await device.create(on: server.app.db)
+            try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 9, now: Date().addingTimeInterval(-1)).create(on: server.app.db)
+            #expect(try await server.app.pushDispatcher.drainOnce() == 1)
+            #expect(try await DeviceAnonymized.find(device.id!, on: server.app.db)?.webPushSubscription == nil)
+        }
+    }
+
     /// Addresses the server cannot or must not push to are refused when the app sends them, with one error code.
     @Test(arguments: TestDatabase.available)
     func pushAddressesAreCheckedWhenTheAppSendsThem(db: TestDatabase) async throws {

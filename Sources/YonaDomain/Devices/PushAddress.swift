@@ -34,6 +34,11 @@ package enum PushAddress: Sendable, Equatable {
     package static let storedExpression =
         "COALESCE('fcm:' || d.firebase_instance_id, 'apns:' || d.apns_token, 'webpush:' || d.web_push_subscription)"
 
+    /// The column's text of a value `storedExpression` gave: what follows the kind's prefix.
+    package static func columnValue(ofStored stored: String) -> String {
+        stored.firstIndex(of: ":").map { String(stored[stored.index(after: $0)...]) } ?? stored
+    }
+
     package init?(stored: String) {
         if stored.hasPrefix("fcm:") {
             self = .firebase(String(stored.dropFirst(4)))
@@ -85,6 +90,11 @@ package struct WebPushSubscription: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The column's text of a value `storedExpression` gave: what follows the kind's prefix.
+    package static func columnValue(ofStored stored: String) -> String {
+        stored.firstIndex(of: ":").map { String(stored[stored.index(after: $0)...]) } ?? stored
     }
 
     package init?(stored: String) {

@@ -81,13 +81,8 @@ package struct APNsPushProvider: PushProvider {
     /// `{"aps":{"content-available":1},"messageId":"…","url":"…"}`: the background push and FCM's two data keys.
     package static func body(_ push: OutgoingPush) -> ByteBuffer {
         var out = ByteBuffer()
-        out.writeStaticString(#"{"aps":{"content-available":1}"#)
-        for (key, value) in push.data.sorted(by: { $0.key < $1.key }) {
-            out.writeStaticString(",")
-            PushMessage.writeJSONString(key, to: &out)
-            out.writeStaticString(":")
-            PushMessage.writeJSONString(value, to: &out)
-        }
+        out.writeStaticString(#"{"aps":{"content-available":1},"#)
+        PushMessage.writeJSONMembers(push.data, to: &out)
         out.writeStaticString("}")
         return out
     }

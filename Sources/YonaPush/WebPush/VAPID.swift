@@ -58,14 +58,10 @@ package actor VAPID {
         return header
     }
 
-    /// The key from the operator (`YONA_VAPID_PRIVATE_KEY`, or its `_FILE`) or the data directory's, made there once.
+    /// The key from the operator (`YONA_VAPID_PRIVATE_KEY`, or its `_FILE`; checked when the configuration is read)
+    /// or the data directory's, made there once.
     package static func resolvePEM(configured: String?, dataDirectory: URL, keep: Bool = true) throws -> String {
-        if let configured {
-            guard isValidPEM(configured) else {
-                throw ConfigurationError(variable: "YONA_VAPID_PRIVATE_KEY", problem: "is not a PEM P-256 private key")
-            }
-            return configured
-        }
+        if let configured { return configured }
         return try DataDirectorySecret.loadOrCreate(
             file: "vapid-private-key.pem", in: dataDirectory, variable: "YONA_VAPID_PRIVATE_KEY", keep: keep, isValid: isValidPEM,
             generate: generatePEM

@@ -72,14 +72,7 @@ package struct WebPushPushProvider: PushProvider {
     /// `{"messageId":"…","url":"…"}`: FCM's two data keys, as the encrypted body.
     package static func plaintext(_ push: OutgoingPush) -> ByteBuffer {
         var out = ByteBuffer()
-        out.writeStaticString("{")
-        for (index, (key, value)) in push.data.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { out.writeStaticString(",") }
-            PushMessage.writeJSONString(key, to: &out)
-            out.writeStaticString(":")
-            PushMessage.writeJSONString(value, to: &out)
-        }
-        out.writeStaticString("}")
+        PushMessage.writeJSONObject(push.data, to: &out)
         return out
     }
 
