@@ -50,8 +50,11 @@ package struct ProviderHTTP: Sendable {
         self.timeout = timeout
     }
 
-    /// `POST url` with `body` of `contentType`; `nil` when no answer came (refused connection, TLS, timeout).
-    package func post(_ url: String, body: Data, contentType: String, headers: [(String, String)]) async -> Answer? {
+    /// `POST url` with `body` of `contentType`; `nil` when no answer came (refused connection, TLS, timeout), and why
+    /// in `failure` (the client's error: it names the provider's host at most, never the request's body or headers).
+    package func post(
+        _ url: String, body: Data, contentType: String, headers: [(String, String)], failure: ((any Error) -> Void)? = nil
+    ) async -> Answer? {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: contentType)
@@ -63,6 +66,7 @@ package struct ProviderHTTP: Sendable {
             let bytes = try await response.body.collect(upTo: 256 * 1024)
             return Answer(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
         } catch {
+            failure?(error)
             return nil
         }
     }
@@ -73,8 +77,9 @@ package struct ProviderHTTP: Sendable {
         provider: String, kind: String, to url: String, body: Data, contentType: String, headers: [(String, String)], logger: Logger,
         outcome: (Answer) -> DeliveryOutcome
     ) async -> DeliveryOutcome {
-        guard let answer = await post(url, body: body, contentType: contentType, headers: headers) else {
-            logger.warning("sms: provider unreachable for a \(kind)", metadata: ["sms_provider": .string(provider)])
+        var reason = ""
+        guard let answer = await post(url, body: body, contentType: contentType, headers: headers, failure: { reason = "\($0)" }) else {
+            logger.warning("sms: provider unreachable for a \(kind)", metadata: ["sms_provider": .string(provider), "error": .string(reason)])
             return .retry("UNREACHABLE")
         }
         let result = outcome(answer)

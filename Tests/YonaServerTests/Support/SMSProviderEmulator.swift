@@ -60,13 +60,20 @@ final class SMSProviderEmulator: Sendable {
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
         let box = NIOLockedValueBox<SMSProviderEmulator?>(nil)
-        app.on(.POST, "v1", "Account", ":account", "Message", body: .collect(maxSize: "64kb")) { req async throws -> Response in
+        // Answers on the event loop: an async route waits for the cooperative pool, which the suite's parallel
+        // Argon2id tests can hold for longer than the server's 10 s read timeout (a CI run saw UNREACHABLE so).
+        @Sendable func answer(_ req: Request, _ provider: Provider) -> EventLoopFuture<Response> {
             let emulator = box.withLockedValue { $0! }
-            return try await emulator.heldWhileHanging() ?? emulator.plivo(req)
+            guard emulator.state.withLockedValue({ $0.hanging }) else {
+                return req.eventLoop.makeSucceededFuture(provider == .plivo ? emulator.plivo(req) : emulator.twilio(req))
+            }
+            return req.eventLoop.makeFutureWithTask { try await emulator.heldWhileHanging() }
         }
-        app.on(.POST, "2010-04-01", "Accounts", ":account", "Messages.json", body: .collect(maxSize: "64kb")) { req async throws -> Response in
-            let emulator = box.withLockedValue { $0! }
-            return try await emulator.heldWhileHanging() ?? emulator.twilio(req)
+        app.on(.POST, "v1", "Account", ":account", "Message", body: .collect(maxSize: "64kb")) { req -> EventLoopFuture<Response> in
+            answer(req, .plivo)
+        }
+        app.on(.POST, "2010-04-01", "Accounts", ":account", "Messages.json", body: .collect(maxSize: "64kb")) {
+            req -> EventLoopFuture<Response> in answer(req, .twilio)
         }
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         let emulator = SMSProviderEmulator(app: app, baseURL: "http://127.0.0.1:\(app.http.server.shared.localAddress!.port!)")
@@ -79,9 +86,8 @@ final class SMSProviderEmulator: Sendable {
         try? await app.asyncShutdown()
     }
 
-    /// Holds the request while `hanging` is set; then answers 503 (nil: not hanging, answer normally).
-    private func heldWhileHanging() async throws -> Response? {
-        guard state.withLockedValue({ $0.hanging }) else { return nil }
+    /// Holds the request while `hanging` is set; then answers 503.
+    private func heldWhileHanging() async throws -> Response {
         state.withLockedValue { $0.hung += 1 }
         while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
         return json(.serviceUnavailable, ["error": "dropped"])
