@@ -62,7 +62,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
-            ]
+            ],
+            // Yona's production category set, seeded on a production server's first start.
+            resources: [.embedInCode("Categories/production.json")]
         ),
         // Delivery: how texts and mails leave the server (SMS providers, SMTP), one outcome type and one backoff rule.
         .target(
@@ -111,6 +113,11 @@ let package = Package(
                 "YonaDomain",
                 "YonaPush",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            // The VPN files' samples live in the binary, so a server started anywhere serves them (operations.md).
+            resources: [
+                .embedInCode("Samples/profile.ovpn"), .embedInCode("Samples/rootcert.cer"),
+                .embedInCode("Samples/apple.mobileconfig.xml"),
             ]
         ),
         // The HTTP API: routes, strict decoding, HAL rendering, the error mapping, the listeners.

@@ -165,6 +165,11 @@ public struct AppConfig: Sendable {
             config.publicBaseURL = base.hasSuffix("/") ? String(base.dropLast()) : base
         }
         if let flag = env["YONA_TEST_SERVER"] { config.testServer = try parseBool(flag, "YONA_TEST_SERVER") }
+        // A production server on a public address keeps `/metrics`, the analyzer and the admin API off it: unless
+        // YONA_INTERNAL_PORT says where, they are served at YONA_INTERNAL_HOST (loopback) on YONA_PORT + 1.
+        if config.internalPort == nil, !config.testServer, !isLoopback(config.host) {
+            config.internalPort = config.port < 65535 ? config.port + 1 : config.port - 1
+        }
         if let ops = env["YONA_KDF_OPSLIMIT"] {
             guard let value = UInt64(ops), value >= PasswordHash.Limits.minimumOpsLimit else {
                 throw Invalid(variable: "YONA_KDF_OPSLIMIT", problem: "must be an integer >= \(PasswordHash.Limits.minimumOpsLimit)")
@@ -320,6 +325,12 @@ public struct AppConfig: Sendable {
             return .postgres(url: raw)
         }
         throw Invalid(variable: "YONA_DATABASE_URL", problem: "must start with sqlite:// or postgres://")
+    }
+
+    /// Whether a listener on `host` can be reached only from this machine.
+    package static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
     }
 
     package static func parseBool(_ raw: String, _ name: String) throws(Invalid) -> Bool {

@@ -3,18 +3,20 @@ import Logging
 import YonaCrypto
 import YonaDomain
 
-/// Where the files the apps download to set up monitoring come from (operations.md "VPN files"). Each path is
-/// either given (then it must be readable, or start-up stops naming the variable) or the embedded default under
-/// `resources/`, which is served when it is there and otherwise leaves its endpoint answering 404.
+/// Where the files the apps download to set up monitoring come from (operations.md "VPN files"). Each is the
+/// sample embedded in the binary (served wherever the server is started), a file the operator names (then it must be
+/// readable, or start-up stops naming the variable), or switched off with an empty value (its link is then left out
+/// and its endpoint answers 404).
 package struct VPNResourceSettings: Sendable, Equatable {
-    package struct Path: Sendable, Equatable {
-        package var path: String
-        package var given: Bool
+    package enum Source: Sendable, Equatable {
+        /// The sample under `Sources/YonaConfig/Samples/`, compiled into the binary.
+        case sample
+        case file(String)
     }
 
-    package var ovpnProfile: Path? = Path(path: "resources/profile.ovpn", given: false)
-    package var sslRootCertificate: Path? = Path(path: "resources/rootcert.cer", given: false)
-    package var mobileConfigTemplate: Path? = Path(path: "resources/apple.mobileconfig.xml", given: false)
+    package var ovpnProfile: Source? = .sample
+    package var sslRootCertificate: Source? = .sample
+    package var mobileConfigTemplate: Source? = .sample
     /// Signing of the Apple configuration profile: certificate and key together, or neither (then unsigned, as
     /// Yona with `signingEnabled=false`); the chain (e.g. Apple's intermediate) is optional.
     package var signingCertificatePath: String?
@@ -32,13 +34,13 @@ package struct VPNResourceSettings: Sendable, Equatable {
     /// Reads the settings; an empty value switches a file off.
     package mutating func read(_ env: [String: String]) throws(AppConfig.Invalid) {
         let names = Self.variables
-        func path(_ variable: String) -> Path?? {
+        func source(_ variable: String) -> Source?? {
             guard let raw = env[variable] else { return .none }
-            return .some(raw.isEmpty ? nil : Path(path: raw, given: true))
+            return .some(raw.isEmpty ? nil : .file(raw))
         }
-        if let value = path(names.ovpn) { ovpnProfile = value }
-        if let value = path(names.rootCert) { sslRootCertificate = value }
-        if let value = path(names.template) { mobileConfigTemplate = value }
+        if let value = source(names.ovpn) { ovpnProfile = value }
+        if let value = source(names.rootCert) { sslRootCertificate = value }
+        if let value = source(names.template) { mobileConfigTemplate = value }
         signingCertificatePath = env[names.certificate].flatMap { $0.isEmpty ? nil : $0 }
         signingKeyPath = env[names.key].flatMap { $0.isEmpty ? nil : $0 }
         signingChainPath = env[names.chain].flatMap { $0.isEmpty ? nil : $0 }
@@ -80,21 +82,26 @@ package struct VPNResources: Sendable {
 
     package static func load(_ settings: VPNResourceSettings, logger: Logger) throws(AppConfig.Invalid) -> VPNResources {
         let names = VPNResourceSettings.variables
-        func read(_ path: VPNResourceSettings.Path?, _ variable: String) throws(AppConfig.Invalid) -> [UInt8]? {
-            guard let path else { return nil }
-            if let data = FileManager.default.contents(atPath: path.path) { return Array(data) }
-            guard path.given else {
-                logger.notice("VPN file not found; its endpoint answers 404 until it is configured", metadata: ["variable": "\(variable)"])
+        func read(_ source: VPNResourceSettings.Source?, _ variable: String, sample: [UInt8]) throws(AppConfig.Invalid) -> [UInt8]? {
+            switch source {
+            case nil:
+                logger.notice("VPN file switched off: its link is left out and its endpoint answers 404", metadata: ["variable": "\(variable)"])
                 return nil
+            case .sample: return sample
+            case .file(let path):
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw AppConfig.Invalid(variable: variable, problem: "names a file that cannot be read: \(path)")
+                }
+                return Array(data)
             }
-            throw AppConfig.Invalid(variable: variable, problem: "names a file that cannot be read: \(path.path)")
         }
         func readGiven(_ path: String?, _ variable: String) throws(AppConfig.Invalid) -> [UInt8]? {
-            try read(path.map { VPNResourceSettings.Path(path: $0, given: true) }, variable)
+            guard let path else { return nil }
+            return try read(.file(path), variable, sample: [])
         }
 
-        let profile = try read(settings.ovpnProfile, names.ovpn)
-        let rootCertificate = try read(settings.sslRootCertificate, names.rootCert)
+        let profile = try read(settings.ovpnProfile, names.ovpn, sample: PackageResources.profile_ovpn)
+        let rootCertificate = try read(settings.sslRootCertificate, names.rootCert, sample: PackageResources.rootcert_cer)
         var commonName: String?
         if let rootCertificate {
             do {
@@ -104,7 +111,7 @@ package struct VPNResources: Sendable {
             }
         }
         var template: String?
-        if let bytes = try read(settings.mobileConfigTemplate, names.template) {
+        if let bytes = try read(settings.mobileConfigTemplate, names.template, sample: PackageResources.apple_mobileconfig_xml) {
             guard let text = String(bytes: bytes, encoding: .utf8), text.contains(loginIDPlaceholder), text.contains(passwordPlaceholder) else {
                 throw AppConfig.Invalid(
                     variable: names.template, problem: "must be UTF-8 text holding \(loginIDPlaceholder) and \(passwordPlaceholder)")

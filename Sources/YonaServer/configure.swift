@@ -35,7 +35,7 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
                 configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 8,
                 connectionPoolTimeout: .seconds(20)), as: .psql)
     }
-    app.migrations.add(YonaMigrations.all)
+    app.migrations.add(YonaMigrations.all(production: !config.testServer))
     if case .sqlite = config.database { try await app.db.enableWriteAheadLog() }
 
     let dataDirectory: URL

@@ -154,6 +154,95 @@ import Testing
         }
     }
 
+    /// privacy.md: no join by timestamp. An inviter invites a new number (its account is made, its buddy request
+    /// waits in its named inbox), the invitee takes the account over, confirms and accepts, the inviter reads the
+    /// answer, and the inviter's visit raises a conflict for both. After each step no instant stored on the identity
+    /// side equals, to the millisecond, one stored anywhere on the anonymized side. Days (midnight UTC: `invited_on`)
+    /// are what the threat model accepts and are left out.
+    @Test(arguments: TestDatabase.available)
+    func noInstantOfAnInvitedNumberMatchesOneOnTheAnonymizedSide(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let sql = server.app.db as! any SQLDatabase
+            let identity: Set<String> = [User.schema, NamedMessage.schema, NewDeviceRequest.schema, PendingText.schema]
+            // Shared reference data, and counters under a key only the server's secret opens.
+            let neither: Set<String> = ["_fluent_migrations", ActivityCategory.schema, "rate_limit_counters"]
+            // Every stored instant after 2020 (the mandatory goal's 2017 date and small numbers are not instants), in ms.
+            let since2020 = Date(timeIntervalSince1970: 1_577_836_800)
+            func instants(_ table: String) async throws -> [Int64: String] {
+                var found: [Int64: String] = [:]
+                for row in try await sql.raw("SELECT * FROM \(ident: table)").all() {
+                    for column in row.allColumns {
+                        let date =
+                            (try? row.decode(column: column, as: Date.self))
+                            ?? (try? row.decode(column: column, as: Double.self)).map { Date(timeIntervalSince1970: $0) }
+                        guard let date, date > since2020, date < Date().addingTimeInterval(86_400) else { continue }
+                        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+                        guard milliseconds % 86_400_000 != 0 else { continue }
+                        found[milliseconds] = "\(table).\(column)"
+                    }
+                }
+                return found
+            }
+            var seen: Set<String> = []
+            func check(_ step: String) async throws {
+                let tables = try await sql.raw(
+                    server.database == .sqlite
+                        ? "SELECT name AS t FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                        : "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'"
+                ).all().map { try $0.decode(column: "t", as: String.self) }
+                try #require(identity.isSubset(of: Set(tables)) && tables.count > 15, "\(tables)")
+                var identitySide: [Int64: String] = [:]
+                var anonymizedSide: [Int64: String] = [:]
+                for table in tables where !neither.contains(table) {
+                    let found = try await instants(table)
+                    if identity.contains(table) {
+                        identitySide.merge(found) { $1 }
+                    } else {
+                        anonymizedSide.merge(found) { $1 }
+                    }
+                }
+                seen.formUnion(identitySide.values)
+                seen.formUnion(anonymizedSide.values)
+                for (instant, place) in identitySide {
+                    #expect(anonymizedSide[instant] == nil, "\(step): \(place) equals \(anonymizedSide[instant] ?? "") at \(instant) ms")
+                }
+            }
+
+            let inviter = try await server.createUser(extra: BuddyTests.phone("fiid-inviter-\(UUID().uuidString)"))
+            try await server.addNoGoGoal(inviter, category: GoalsTests.gambling)
+            let number = randomMobileNumber()
+            let link = try await InvitationTests.invite(server, richard: inviter, number: number)
+            #expect(try await NamedMessage.query(on: server.app.db).count() == 1, "the request waits in the named inbox")
+            try await check("invited")
+            let opened = try await server.request(.GET, link)
+            let password = try #require(opened.json["yonaPassword"] as? String)
+            let edit = try #require(value(opened.json, "_links", "edit", "href") as? String)
+            let taken = try await server.request(
+                .PUT, edit, headers: [("Yona-Password", password)], json: InvitationTests.takeOverBody(number: number))
+            try #require(taken.status == 200, "\(taken.text)")
+            try await check("taken over")
+            let invitee = TestUser(
+                id: String(URLComponents(string: link)!.path.split(separator: "/").last!), password: password, mobileNumber: number,
+                firstName: "Bob", nickname: "BD")
+            let confirmed = try await server.request(
+                .POST, "\(invitee.path)/confirmMobileNumber", headers: invitee.passwordHeader, json: ["code": "1234"])
+            try #require(confirmed.status == 200, "\(confirmed.text)")
+            let request = try #require(try await server.messages(invitee).first { $0["@type"] as? String == "BuddyConnectRequestMessage" })
+            try await check("request moved")
+            let accept = try #require(value(request, "_links", "yona:accept", "href") as? String)
+            let accepted = try await server.request(.POST, accept, headers: invitee.passwordHeader, json: ["properties": ["message": "Yes"]])
+            try #require(accepted.status == 200, "\(accepted.text)")
+            try await check("accepted")
+            _ = try await server.messages(inviter)
+            let (anonymizedID, _) = try await server.vpnLogin(inviter)
+            #expect(try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/").status == 204)
+            _ = try await server.messages(invitee)
+            try await check("conflict")
+            #expect(seen.contains("\(Message.schema).creation_time"), "\(seen)")
+            #expect(!seen.contains("\(NamedMessage.schema).created_at"), "a named message is dated by its day only")
+        }
+    }
+
     /// What an attacker who copies the database gets: SQLite's files (the log checkpointed first), or `pg_dump`'s
     /// text (binary columns appear there as hex).
     static func dump(_ server: TestServer) async throws -> Data {

@@ -206,6 +206,6 @@ extension Request {
     package var rendering: UserRendering {
         UserRendering(
             links: LinkBuilder(request: self, publicBaseURL: application.yona.config.publicBaseURL), locale: context.locale,
-            sslRootCertCN: application.yona.vpnResources.sslRootCertificateCommonName)
+            vpnFiles: application.yona.vpnResources)
     }
 }

@@ -151,7 +151,8 @@ package struct OwnDeviceDTO: Encodable, Sendable {
     package struct VPNProfile: Encodable, Sendable {
         package let vpnLoginID: String
         package let vpnPassword: String
-        package let _links: Links
+        /// Left out when no OpenVPN profile is served.
+        package let _links: Links?
 
         package struct Links: Encodable, Sendable {
             package let ovpnProfile: HALLink

@@ -1,5 +1,6 @@
 import Foundation
 import Vapor
+import YonaConfig
 import YonaDomain
 import YonaStore
 
@@ -8,8 +9,9 @@ package struct UserRendering {
     package let links: LinkBuilder
     /// The request's locale, for texts stored in several languages (system announcements).
     package var locale: YonaLocale = .fallback
-    /// The SSL root certificate's issuer name, shown on the requesting device when a certificate is configured.
-    package var sslRootCertCN: String? = nil
+    /// The VPN files the server serves: the requesting device links only those, and shows the SSL root certificate's
+    /// issuer name when there is one.
+    package var vpnFiles: VPNResources = .none
 
     /// `requestingDeviceID` is the device the app says it runs on, or the default device when it says none.
     package func ownUser(
@@ -182,8 +184,8 @@ package struct UserRendering {
             halLinks.add("yona:postOpenAppEvent", path + "/openApp")
             halLinks.add("yona:appActivity", path + "/appActivity/")
             halLinks.add("yona:postVpnStatusEvent", path + "/vpnStatus/")
-            halLinks.add("yona:sslRootCert", links.sslRootCertificate())
-            halLinks.add("yona:appleMobileConfig", path + "/apple.mobileconfig")
+            if vpnFiles.sslRootCertificate != nil { halLinks.add("yona:sslRootCert", links.sslRootCertificate()) }
+            if vpnFiles.mobileConfigTemplate != nil { halLinks.add("yona:appleMobileConfig", path + "/apple.mobileconfig") }
         }
         return OwnDeviceDTO(
             name: device.device.name, operatingSystem: device.operatingSystem.rawValue,
@@ -191,13 +193,13 @@ package struct UserRendering {
             appLastOpenedDate: device.appLastOpenedDate, lastMonitoredActivityDate: device.lastMonitoredActivityDate,
             vpnConnected: device.vpnConnected,
             requestingDevice: isRequesting,
-            sslRootCertCN: isRequesting ? sslRootCertCN : nil,
+            sslRootCertCN: isRequesting ? vpnFiles.sslRootCertificateCommonName : nil,
             firebaseInstanceId: device.firebaseInstanceID,
             notificationsEnabled: device.notificationsEnabled,
             vpnProfile: .init(
                 vpnLoginID: VPNLogin.id(user.privateData.userAnonymizedID, deviceIndex: device.deviceIndex),
                 vpnPassword: device.device.vpnPassword ?? "",
-                _links: .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
+                _links: vpnFiles.ovpnProfile == nil ? nil : .init(ovpnProfile: HALLink(href: links.ovpnProfile()))),
             _links: halLinks)
     }
 }

@@ -207,34 +207,36 @@ package struct BuddyService: Sendable {
             var current = user
             // What a buddy sent before disconnecting (or deleting the account) goes with the disconnect: a buddy's
             // messages already moved were deleted from this inbox then; the ones still waiting here are skipped.
-            var opened: [(NamedMessage, MessagePayload?)] = []
+            // In the order they were sent: the sealed instant (the plain column holds the day only; older messages
+            // carry no instant and keep their column's).
+            var opened: [(named: NamedMessage, payload: MessagePayload?, sentAt: Date)] = []
             for named in pending {
                 let payload = (try? SealedBox.open(Array(named.sealedPayload), keyPair: inbox)).flatMap {
                     try? CompactJSONDecoder.decode(MessagePayload.self, from: $0)
                 }
-                opened.append((named, payload))
+                opened.append((named, payload, payload?.sentAt ?? named.createdAt))
             }
+            opened.sort { $0.sentAt < $1.sentAt }
             var disconnectedAt: [UUID: Date] = [:]
-            for (named, payload) in opened where payload?.kind == .buddyDisconnect {
-                if let sender = payload?.sender?.userID { disconnectedAt[sender] = max(disconnectedAt[sender] ?? .distantPast, named.createdAt) }
+            for (_, payload, sentAt) in opened where payload?.kind == .buddyDisconnect {
+                if let sender = payload?.sender?.userID { disconnectedAt[sender] = max(disconnectedAt[sender] ?? .distantPast, sentAt) }
             }
-            for (named, payload) in opened {
+            for (named, payload, sentAt) in opened {
                 let claimed = try await tx.sql.raw(
                     """
                     DELETE FROM \(unsafeRaw: NamedMessage.schema) WHERE id = \(bind: named.requireID()) RETURNING id
                     """
                 ).first()
                 guard claimed != nil, let payload else { continue }
-                if payload.kind != .buddyDisconnect, let sender = payload.sender?.userID, let gone = disconnectedAt[sender],
-                    named.createdAt <= gone
-                {
+                if payload.kind != .buddyDisconnect, let sender = payload.sender?.userID, let gone = disconnectedAt[sender], sentAt <= gone {
                     continue
                 }
                 if try await MessageService(db: tx).isWithdrawn(payload) { continue }
                 current = try await apply(payload, to: current, on: tx)
-                try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: named.createdAt) { id in
+                try await MessageWriter.deliver(to: current.privateData.userAnonymizedID, on: tx, now: sentAt) { id in
                     var moved = payload
                     moved.messageID = id
+                    moved.sentAt = nil
                     return moved
                 }
             }

@@ -62,6 +62,9 @@ package struct MessagePayload: Codable, Sendable, Equatable {
     package var interval: String? = nil
     package var threadHeadMessageID: Int64? = nil
     package var repliedMessageID: Int64? = nil
+    /// A direct message between identities: when it was sent. Sealed, because the named inbox's plain column holds
+    /// only the day (no instant on the identity side that an anonymized row could equal); nil in older ones.
+    package var sentAt: Date? = nil
 
     /// Whether the message only flows between buddies who accepted each other, so its plain sender column joins
     /// nothing that `buddies_anonymized` does not: requests, refusals and disconnects (which outlive or precede the

@@ -116,8 +116,13 @@ package enum MessageWriter {
     /// recipient's next call moves it into the anonymous inbox (and only then is it pushed).
     package static func deliverNamed(to userID: UUID, on db: any Database, now: Date, _ payload: MessagePayload) async throws {
         guard let recipient = try await User.find(userID, on: db), let publicKey = recipient.namedInboxPublicKey else { return }
-        let sealed = try SealedBox.seal(Array(try CompactJSONEncoder.data(payload)), to: Array(publicKey))
-        try await NamedMessage(id: UUID(), userID: userID, sealedPayload: Data(sealed), createdAt: now).create(on: db)
+        var dated = payload
+        dated.sentAt = now
+        let sealed = try SealedBox.seal(Array(try CompactJSONEncoder.data(dated)), to: Array(publicKey))
+        // The plain column says only the day: the instant, which the anonymized side writes too (the moved message's
+        // creation time, a conflict of the same moment), stays sealed (privacy.md, no join by timestamp).
+        try await NamedMessage(id: UUID(), userID: userID, sealedPayload: Data(sealed), createdAt: InvitationService.day(of: now))
+            .create(on: db)
     }
 
     /// Deletes messages (and the pushes still queued for them) matched by their plain relations; returns their ids.

@@ -3,7 +3,15 @@ import Foundation
 
 /// Every schema change, in the order it is applied. Append only.
 package enum YonaMigrations {
-    package static let all: [any Migration] = [
+    /// The migrations of a test server (`production` false) or any other.
+    package static func all(production: Bool) -> [any Migration] {
+        common + [SeedProductionActivityCategories(production: production)]
+    }
+
+    /// How many there are.
+    package static var count: Int { all(production: false).count }
+
+    private static let common: [any Migration] = [
         CreateUsers(),
         CreateUsersAnonymized(),
         CreateDevicesAnonymized(),

@@ -80,11 +80,6 @@ final class TestServer: APIDriving {
         config.push.pollInterval = 0.1
         // Warnings and errors only, so a failure stands out in the run's output; YONA_TEST_LOG_LEVEL=info shows more.
         config.logLevel = ProcessInfo.processInfo.environment["YONA_TEST_LOG_LEVEL"] ?? "warning"
-        // The embedded default's VPN files, wherever the tests run from.
-        let resources = JSONSchema.projectRoot.appendingPathComponent("resources")
-        config.vpn.ovpnProfile = .init(path: resources.appendingPathComponent("profile.ovpn").path, given: true)
-        config.vpn.sslRootCertificate = .init(path: resources.appendingPathComponent("rootcert.cer").path, given: true)
-        config.vpn.mobileConfigTemplate = .init(path: resources.appendingPathComponent("apple.mobileconfig.xml").path, given: true)
         let location: String
         let dropDatabase: @Sendable () async -> Void
         switch database {

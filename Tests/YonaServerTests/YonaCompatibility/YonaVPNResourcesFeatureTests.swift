@@ -11,7 +11,7 @@ import Testing
 /// `sslRootCertCN`, the OpenVPN profile, and the Apple configuration profile with the device's VPN account, signed
 /// (PKCS#7) when a key is configured and checked here with `openssl smime -verify`.
 @Suite struct YonaVPNResourcesFeatureTests {
-    static let resources = JSONSchema.projectRoot.appendingPathComponent("resources")
+    static let resources = JSONSchema.projectRoot.appendingPathComponent("Sources/YonaConfig/Samples")
 
     /// John as `createJohnDoe` + confirmation: the app's view of the profile.
     static func john(_ server: TestServer, device: [String: Any]) async throws -> YonaApp {
@@ -104,7 +104,9 @@ import Testing
         }
     }
 
-    @Test func filesNotConfiguredAnswer404AndTheProfileStillRenders() async throws {
+    /// operations.md "VPN files": a file switched off (an empty variable) is not linked, its endpoint answers 404, and
+    /// the profile still renders.
+    @Test func filesSwitchedOffAreNotLinkedAnswer404AndTheProfileStillRenders() async throws {
         try await withServer(
             .sqlite,
             adjust: {
@@ -115,13 +117,16 @@ import Testing
         ) { server in
             let john = try await Self.john(server, device: Self.android)
             #expect(john.requestingDevice?["sslRootCertCN"] == nil)
-            for href in [
-                value(john.requestingDevice, "_links", "yona:sslRootCert", "href"),
-                value(john.requestingDevice, "vpnProfile", "_links", "yona:ovpnProfile", "href"),
-                value(john.requestingDevice, "_links", "yona:appleMobileConfig", "href"),
-            ] {
-                let answer = try await server.request(.GET, try #require(href as? String), headers: john.headers)
-                #expect(answer.status == 404 && answer.errorCode == "error.request.unknown.path", "\(answer.text)")
+            #expect(value(john.requestingDevice, "_links", "yona:sslRootCert") == nil)
+            #expect(value(john.requestingDevice, "_links", "yona:appleMobileConfig") == nil)
+            #expect(value(john.requestingDevice, "vpnProfile", "_links") == nil)
+            #expect(value(john.requestingDevice, "vpnProfile", "vpnLoginID") is String, "the VPN account is still shown")
+            let device = try #require(value(john.requestingDevice, "_links", "self", "href") as? String)
+            let base = String(device[..<(try #require(device.range(of: "/users/"))).lowerBound])
+            let mobileConfig = String(device.prefix { $0 != "?" }) + "/apple.mobileconfig"
+            for href in [base + "/ssl/rootcert.cer", base + "/vpn/profile.ovpn", mobileConfig] {
+                let answer = try await server.request(.GET, href, headers: john.headers)
+                #expect(answer.status == 404 && answer.errorCode == "error.request.unknown.path", "\(href): \(answer.text)")
             }
         }
     }
@@ -254,13 +259,13 @@ import Testing
             variable(["YONA_APPLE_MOBILECONFIG_SIGNING_CERT_PATH": pki.signerKey, "YONA_APPLE_MOBILECONFIG_SIGNING_KEY_PATH": pki.signerKey])
                 == "YONA_APPLE_MOBILECONFIG_SIGNING_CERT_PATH")
         #expect(variable(["YONA_APPLE_APP_ID": "not an id"]) == "YONA_APPLE_APP_ID")
-        // embedded defaults that are not there (a binary run away from the checkout) only switch the endpoints off
-        var absent = VPNResourceSettings()
-        let missing = pki.directory.appendingPathComponent("missing").path
-        absent.ovpnProfile = .init(path: missing, given: false)
-        absent.sslRootCertificate = .init(path: missing, given: false)
-        absent.mobileConfigTemplate = .init(path: missing, given: false)
-        let none = try VPNResources.load(absent, logger: .init(label: "test"))
+        // the samples are in the binary: the defaults load whatever the working directory
+        let samples = try VPNResources.load(VPNResourceSettings(), logger: .init(label: "test"))
+        #expect(samples.ovpnProfile == Array(try Data(contentsOf: Self.resources.appendingPathComponent("profile.ovpn"))))
+        #expect(samples.sslRootCertificate == Array(try Data(contentsOf: Self.resources.appendingPathComponent("rootcert.cer"))))
+        #expect(samples.mobileConfigTemplate?.contains(VPNResources.loginIDPlaceholder) == true)
+        // an empty value switches a file off
+        let none = try load(["YONA_OVPN_PROFILE_PATH": "", "YONA_SSL_ROOT_CERT_PATH": "", "YONA_APPLE_MOBILECONFIG_TEMPLATE_PATH": ""])
         #expect(none.ovpnProfile == nil && none.sslRootCertificate == nil && none.mobileConfigTemplate == nil)
         // and a good signing setting loads
         let signing = try load([
