@@ -1,0 +1,160 @@
+"""What scripts/compose-test checks on the running compose project (a test server, so codes are 1234):
+
+smoke: two people sign up and confirm, become buddies, one's visit to a gambling site (the mandatory no-go goal of
+Yona's test set) reaches the other as a goal conflict, and an announcement reaches both through the workers.
+load N: N analyzer posts of conflicts, spaced in time, each retried with its Idempotency-Key until answered (the
+crash check kills the app in the middle, then runs `settle`).
+settle: waits until every acknowledged conflict is in the buddy's inbox and the workers pushed each message once.
+
+usage: compose_check.py PUBLIC INTERNAL WORKERS TOKEN STATE smoke|load N|settle
+(PUBLIC the app API, INTERNAL the app's internal listener, WORKERS the workers' internal listener)
+"""
+import json
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+from datetime import datetime, timedelta, timezone
+
+from bench_api import stamp
+
+PUBLIC, INTERNAL, WORKERS, TOKEN, STATE = sys.argv[1:6]
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def call(method, url, headers=None, body=None, timeout=30):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def ok(answer, expected=200):
+    status, body = answer
+    assert status == expected, (status, body[:500])
+    return json.loads(body) if body else {}
+
+
+def person(name, number):
+    created = ok(call("POST", f"{PUBLIC}/users/", body={
+        "firstName": name, "lastName": "Compose", "nickname": name[:3], "mobileNumber": number, "deviceName": "Phone",
+        "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+        "deviceFirebaseInstanceId": f"fiid-{number[1:]}"}), 201)
+    user = {"id": created["_links"]["edit"]["href"].split("?")[0].rsplit("/", 1)[1], "number": number,
+            "headers": {"Yona-Password": created["yonaPassword"]}}
+    ok(call("POST", f"{PUBLIC}/users/{user['id']}/confirmMobileNumber", user["headers"], {"code": "1234"}))
+    profile = ok(call("GET", f"{PUBLIC}/users/{user['id']}?requestingUserId={user['id']}", user["headers"]))
+    device = profile["_embedded"]["yona:devices"]["_embedded"]["yona:devices"][0]
+    user["vpn"] = device["vpnProfile"]["vpnLoginID"]
+    return user
+
+
+def messages(user, kind=None):
+    """Every message in the user's inbox (all pages), or those of one kind."""
+    found, url = [], f"{PUBLIC}/users/{user['id']}/messages/?size=100"
+    while url:
+        page = ok(call("GET", url, user["headers"]))
+        found += page.get("_embedded", {}).get("yona:messages", [])
+        url = page.get("_links", {}).get("next", {}).get("href")
+    return [m for m in found if kind is None or m["@type"] == kind]
+
+
+def until(what, check, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def conflict(user, moment):
+    anonymized, index = user["vpn"].split("$")
+    return call("POST", f"{INTERNAL}/userAnonymized/{anonymized}/networkActivity/", {**ADMIN, "Idempotency-Key": stamp(moment)}, {
+        "deviceIndex": int(index), "categories": ["gambling"], "url": "https://poker.example/", "eventTime": stamp(moment)}, timeout=10)
+
+
+def pushes_sent():
+    status, body = call("GET", f"{WORKERS}/metrics", timeout=5)
+    assert status == 200, status
+    return sum(float(v) for v in re.findall(r'^yona_pushes_total\{[^}]*outcome="sent"[^}]*\} (\S+)$', body.decode(), re.M))
+
+
+def smoke():
+    stem = f"+3161{int(time.time()) % 1_000_000:06d}"
+    richard, bob = person("Richard", stem + "1"), person("Bob", stem + "2")
+    ok(call("POST", f"{PUBLIC}/users/{richard['id']}/buddies/", richard["headers"], {
+        "_embedded": {"yona:user": {"firstName": "Bob", "lastName": "Compose", "mobileNumber": bob["number"], "emailAddress": "b@example.com"}},
+        "message": "buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"}), 201)
+    request = until("the buddy request", lambda: [m for m in messages(bob, "BuddyConnectRequestMessage") if "yona:accept" in m["_links"]])
+    ok(call("POST", request[0]["_links"]["yona:accept"]["href"], bob["headers"], {"properties": {"message": "yes"}}))
+    until("the acceptance", lambda: messages(richard, "BuddyConnectResponseMessage"))
+    assert conflict(richard, datetime.now(timezone.utc))[0] == 204
+    copy = until("the conflict at the buddy", lambda: messages(bob, "GoalConflictMessage"))
+    assert copy[0]["nickname"] == "Ric" and copy[0].get("url") is None, copy[0]
+    until("the push to the buddy's phone", lambda: call("GET", f"{PUBLIC}/test/firebase/messages/last/fiid-{bob['number'][1:]}")[0] == 200)
+    ok(call("POST", f"{INTERNAL}/admin/systemMessages/", ADMIN, {"translations": {"en-US": "Maintenance tonight"}}), 202)
+    for user in (richard, bob):
+        until("the announcement", lambda: messages(user, "SystemMessage"))
+    json.dump({"richard": richard, "bob": bob, "acknowledged": 0, "first": 0}, open(STATE, "w"))
+    print("smoke: sign-up, buddies, a conflict with its push, an announcement: ok")
+
+
+def load(count):
+    """`count` conflicts, each retried with its Idempotency-Key until answered (as the classifier does), so a post
+    whose answer the kill swallowed is neither lost nor counted twice."""
+    state = json.load(open(STATE))
+    base = datetime.now(timezone.utc) - timedelta(days=60)
+    retried = 0
+    for i in range(count):
+        moment = base + timedelta(minutes=17 * (state["first"] + i))
+        deadline = time.time() + 120
+        while True:
+            try:
+                status, _ = conflict(state["richard"], moment)
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                status = None
+            if status == 204:
+                break
+            assert status in (None, 502, 503), status
+            assert time.time() < deadline, "the app did not come back"
+            retried += 1
+            time.sleep(0.2)
+    state["acknowledged"] += count
+    state["first"] += count
+    json.dump(state, open(STATE, "w"))
+    print(f"load: {count} conflicts acknowledged, {retried} attempts not answered and retried")
+
+
+def settle():
+    state = json.load(open(STATE))
+    expected = state["acknowledged"] + 1  # and the smoke test's
+    got = until(f"{expected} conflicts at the buddy", lambda: (n := len(messages(state["bob"], "GoalConflictMessage"))) >= expected and n, 120)
+    assert got == expected, f"{got} conflicts at the buddy for {expected} acknowledged posts"
+    own = len(messages(state["richard"], "GoalConflictMessage"))
+    assert own == expected, f"{own} own conflicts for {expected}"
+    # Each message in either inbox is announced by one push (both phones have an Instance ID): none lost, none twice.
+    total = len(messages(state["richard"])) + len(messages(state["bob"]))
+    sent = until(f"{total} pushes", lambda: (n := pushes_sent()) >= total and n, 120)
+    time.sleep(3)
+    sent = pushes_sent()
+    assert sent == total, f"{sent} pushes sent for {total} messages"
+    print(f"settle: every acknowledged conflict arrived once ({expected} at the user and at the buddy), {int(sent)} pushes for {total} messages")
+
+
+command = sys.argv[6]
+if command == "smoke":
+    smoke()
+elif command == "load":
+    load(int(sys.argv[7]))
+elif command == "settle":
+    settle()
+else:
+    raise SystemExit(__doc__)
