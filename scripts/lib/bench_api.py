@@ -5,7 +5,7 @@ import urllib.request
 from datetime import timezone
 
 
-def call(base, method, path, headers=None, body=None):
+def call(base, method, path, headers=None, body=None, timeout=120):
     """One request; `path` is absolute or under `base`. Returns (status, body bytes), errors included."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(path if path.startswith("http") else base + path, data=data, method=method,
@@ -13,7 +13,7 @@ def call(base, method, path, headers=None, body=None):
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()

@@ -14,31 +14,17 @@ import re
 import sys
 import time
 import urllib.error
-import urllib.request
 from datetime import datetime, timedelta, timezone
 
-from bench_api import stamp
+import bench_api
+from bench_api import ok, stamp
 
 PUBLIC, INTERNAL, WORKERS, TOKEN, STATE = sys.argv[1:6]
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def call(method, url, headers=None, body=None, timeout=30):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-
-
-def ok(answer, expected=200):
-    status, body = answer
-    assert status == expected, (status, body[:500])
-    return json.loads(body) if body else {}
+    return bench_api.call("", method, url, headers, body, timeout)
 
 
 def person(name, number):
