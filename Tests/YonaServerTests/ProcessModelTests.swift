@@ -176,6 +176,61 @@ import Testing
         await emulator.stop()
     }
 
+    /// Issue 36: a SIGTERM under load once ended in a Swift trap after "stopped". `serve` is stopped in the middle of
+    /// profile reads and analyzer posts that raise conflicts (their pushes draining), round after round: it ends with
+    /// status 0 every time, and its output holds no trap.
+    @Test func sigtermUnderLoadEndsWithStatusZeroEveryTime() async throws {
+        for round in 1...4 {
+            let database = CommandTests.temporaryDatabase()
+            defer { Self.removeDatabase(database) }
+            let port = try TestServerProbe.freePort()
+            var environment = Self.environment(database: database, port: port)
+            environment["YONA_LOG_LEVEL"] = "warning"
+            let server = try LoggedProcess(["serve"], environment: environment)
+            defer { server.stop() }
+            let client = TestServerProbe(baseURL: "http://127.0.0.1:\(port)")
+            try await CrashTests.waitUntilHealthy(client.baseURL)
+            let user = try await client.createUser(extra: BuddyTests.phone("ok-sigterm-load-\(round)"))
+            let (ua, index) = try await client.vpnLogin(user)
+
+            // act: eight clients read and post without pause; SIGTERM after a while
+            let answered = NIOLockedValueBox(0)
+            let load = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for lane in 0..<8 {
+                        group.addTask {
+                            var step = 0
+                            while !Task.isCancelled {
+                                step += 1
+                                let moment = Date().addingTimeInterval(-86_400 * 20 + Double(lane * 100_000 + step) * 1_020)
+                                let response =
+                                    lane % 2 == 0
+                                    ? try? await client.request(.GET, user.profilePath, headers: user.passwordHeader, timeout: .seconds(10))
+                                    : try? await client.postNetworkActivity(
+                                        ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/", at: moment,
+                                        timeout: .seconds(10))
+                                if let response, response.status < 300 { answered.withLockedValue { $0 += 1 } }
+                                if response == nil { try? await Task.sleep(for: .milliseconds(20)) }
+                            }
+                        }
+                    }
+                }
+            }
+            for _ in 0..<100 where answered.withLockedValue({ $0 }) < 40 { try await Task.sleep(for: .milliseconds(50)) }
+            server.process.signal(SIGTERM)
+
+            // check
+            let status = try await server.exitStatus(within: 30)
+            load.cancel()
+            await load.value
+            #expect(answered.withLockedValue { $0 } >= 40, "round \(round): the load was running")
+            #expect(status == 0, "round \(round): \(server.log.suffix(3000))")
+            for trap in ["Signal ", "Fatal error", "Program crashed"] {
+                #expect(!server.log.contains(trap), "round \(round): \(server.log.suffix(3000))")
+            }
+        }
+    }
+
     /// Log lines of one job, as a log collector would see them.
     final class CapturedLog: LogHandler, @unchecked Sendable {
         private let lines = NIOLockedValueBox<[(Logger.Level, String, Logger.Metadata)]>([])
