@@ -1,9 +1,10 @@
 import Foundation
 import Vapor
 
-/// Every route of the server, grouped by area. With `YONA_INTERNAL_PORT` set, the analyzer and admin APIs and
-/// `/metrics` answer only on the internal listener and the app API only on the public one (`/health` and
-/// `/ready` on both); without it they share the public port (the embedded default).
+/// Every route of the server, grouped by area. With an internal port (`YONA_INTERNAL_PORT`, or the default a
+/// production server on a public address gets), the analyzer and admin APIs and `/metrics` answer only on the
+/// internal listener and the app API only on the public one (`/health` and `/ready` on both); without one they
+/// share the (loopback) public port.
 package func routes(_ app: Application) {
     let separated = app.yona.config.internalPort != nil
     /// Marks the routes `register` adds as belonging to one listener (`ListenerGate` reads the mark).

@@ -4,8 +4,8 @@ import Vapor
 import YonaAPI
 
 /// `yona-server workers` (or `serve --workers-only`): the background jobs (push outbox, announcement fan-out,
-/// housekeeping) without the public HTTP listener, until SIGTERM or SIGINT; with `YONA_INTERNAL_PORT` set, the
-/// internal listener too, so `/metrics` shows how the jobs fare.
+/// housekeeping) without the public HTTP listener, until SIGTERM or SIGINT; with an internal port (operations.md
+/// "Safe defaults"), the internal listener too, so `/metrics` shows how the jobs fare.
 struct WorkersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workers", abstract: "Runs the push workers without the HTTP server (what `serve --workers-only` starts)")
