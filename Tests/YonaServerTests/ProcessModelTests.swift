@@ -45,6 +45,39 @@ import Testing
         ]
     }
 
+    /// `serve` as its own process on a fresh SQLite file, healthy, with one confirmed user whose phone has the Instance
+    /// ID `instanceID`; `stop()` kills it and removes its files.
+    struct ServedUser {
+        let server: LoggedProcess
+        let database: String
+        let client: TestServerProbe
+        let user: TestUser
+        let anonymizedID: String
+        let deviceIndex: Int
+
+        func stop() {
+            server.stop()
+            ProcessModelTests.removeDatabase(database)
+        }
+    }
+
+    static func serveWithUser(_ instanceID: String, environment extra: [String: String]) async throws -> ServedUser {
+        let database = CommandTests.temporaryDatabase()
+        let port = try TestServerProbe.freePort()
+        let server = try LoggedProcess(["serve"], environment: environment(database: database, port: port).merging(extra) { $1 })
+        do {
+            let client = TestServerProbe(baseURL: "http://127.0.0.1:\(port)")
+            try await CrashTests.waitUntilHealthy(client.baseURL)
+            let user = try await client.createUser(extra: BuddyTests.phone(instanceID))
+            let (anonymizedID, deviceIndex) = try await client.vpnLogin(user)
+            return ServedUser(server: server, database: database, client: client, user: user, anonymizedID: anonymizedID, deviceIndex: deviceIndex)
+        } catch {
+            server.stop()
+            removeDatabase(database)
+            throw error
+        }
+    }
+
     static func removeDatabase(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
@@ -140,18 +173,10 @@ import Testing
     @Test func sigtermDuringAPushRoundLetsTheRoundFinishAndLosesNothing() async throws {
         // setup: `serve` pushing to an emulator that holds each send until told to answer
         let emulator = try await FCMEmulator.start()
-        let database = CommandTests.temporaryDatabase()
-        defer { Self.removeDatabase(database) }
-        let port = try TestServerProbe.freePort()
-        var environment = Self.environment(database: database, port: port)
-        environment["YONA_FCM_SERVICE_ACCOUNT"] = try emulator.serviceAccountFile()
-        environment["YONA_FCM_ENDPOINT"] = emulator.baseURL
-        let server = try LoggedProcess(["serve"], environment: environment)
-        defer { server.stop() }
-        let client = TestServerProbe(baseURL: "http://127.0.0.1:\(port)")
-        try await CrashTests.waitUntilHealthy(client.baseURL)
-        let user = try await client.createUser(extra: BuddyTests.phone("ok-sigterm"))
-        let (ua, index) = try await client.vpnLogin(user)
+        let served = try await Self.serveWithUser(
+            "ok-sigterm", environment: ["YONA_FCM_SERVICE_ACCOUNT": try emulator.serviceAccountFile(), "YONA_FCM_ENDPOINT": emulator.baseURL])
+        defer { served.stop() }
+        let (server, client, database, ua, index) = (served.server, served.client, served.database, served.anonymizedID, served.deviceIndex)
         emulator.setHanging(true, thenAnswer: true)
         #expect(try await client.postNetworkActivity(ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/").status == 204)
         for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
@@ -181,17 +206,9 @@ import Testing
     /// status 0 every time, and its output holds no trap.
     @Test func sigtermUnderLoadEndsWithStatusZeroEveryTime() async throws {
         for round in 1...4 {
-            let database = CommandTests.temporaryDatabase()
-            defer { Self.removeDatabase(database) }
-            let port = try TestServerProbe.freePort()
-            var environment = Self.environment(database: database, port: port)
-            environment["YONA_LOG_LEVEL"] = "warning"
-            let server = try LoggedProcess(["serve"], environment: environment)
-            defer { server.stop() }
-            let client = TestServerProbe(baseURL: "http://127.0.0.1:\(port)")
-            try await CrashTests.waitUntilHealthy(client.baseURL)
-            let user = try await client.createUser(extra: BuddyTests.phone("ok-sigterm-load-\(round)"))
-            let (ua, index) = try await client.vpnLogin(user)
+            let served = try await Self.serveWithUser("ok-sigterm-load-\(round)", environment: ["YONA_LOG_LEVEL": "warning"])
+            defer { served.stop() }
+            let (server, client, user, ua, index) = (served.server, served.client, served.user, served.anonymizedID, served.deviceIndex)
 
             // act: eight clients read and post without pause; SIGTERM after a while
             let answered = NIOLockedValueBox(0)
