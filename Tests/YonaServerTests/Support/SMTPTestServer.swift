@@ -59,15 +59,46 @@ final class SMTPTestServer: @unchecked Sendable {
         }
     }
 
+    /// A socket bound to the port (not listening) while the server is down: connections are refused, as from a relay
+    /// that is down, and no other test's free-port pick can take the port before `restart` (a CI run once found it
+    /// taken: "address already in use").
+    private var placeholder: Int32?
+
     /// Stops the server (an outage); `restart` brings it back on the same port.
     func stop() async throws {
         guard let process else { return }
         process.signal(SIGTERM)
         _ = try await ExternalTool.detached { process.wait() }
         self.process = nil
+        placeholder = Self.bind(port)
     }
 
-    func restart() async throws { try await run() }
+    func restart() async throws {
+        if let placeholder { close(placeholder) }
+        placeholder = nil
+        try await run()
+    }
+
+    /// A TCP socket bound to 127.0.0.1:`port` (SO_REUSEADDR, so the stopped server's closing connections do not stand
+    /// in the way), or nil if the port cannot be had.
+    private static func bind(_ port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
 
     /// The messages it accepted, as Python's email package parsed them.
     func messages() throws -> [[String: Any]] {
@@ -82,6 +113,7 @@ final class SMTPTestServer: @unchecked Sendable {
 
     func remove() async {
         try? await stop()
+        if let placeholder { close(placeholder) }
         try? FileManager.default.removeItem(at: directory)
         try? FileManager.default.removeItem(at: ca.directory)
     }
