@@ -271,6 +271,8 @@ package struct PushDispatcher: Sendable {
             } else {
                 metrics?.push(outcome: "retry", errorCode: code)
                 metrics?.pushRetry()
+                // a push queued for the device while this one was out names a newer message: it goes instead
+                try await PushOutbox.foldRetried(row.id, on: db)
             }
         case .tokenInvalid(let reason):
             metrics?.push(outcome: "token_invalid", errorCode: reason)

@@ -29,8 +29,11 @@ package struct OutgoingPush: Sendable, Equatable {
 
     /// The same two keys every provider carries: `messageId` (the key the Yona apps read) and `url`.
     package var data: [String: String] { ["messageId": String(messageID), "url": "\(publicBaseURL)/messages/\(messageID)"] }
-    /// The per-message collapse key (FCM `collapse_key`, APNs `apns-collapse-id`): a repeat replaces, never adds.
-    package var collapseKey: String { "m\(messageID)" }
+    /// The collapse key (FCM `collapse_key`, APNs `apns-collapse-id`, Web Push `Topic`), the same for every push: a
+    /// push the provider still holds for an offline device is replaced by the next one, which names a newer message,
+    /// as the outbox keeps one push waiting per device. Content-free, and a repeat replaces, never adds.
+    package var collapseKey: String { Self.collapseKey }
+    package static let collapseKey = "inbox"
 }
 
 /// Sends one push. Implementations never see who the recipient is: only an address and the payload.

@@ -57,7 +57,7 @@ def parse():
     p.add_argument("--apns", default="", help="base URL of the APNs sink (HTTP/2 over TLS)")
     p.add_argument("--apns-ca", default="", help="the APNs sink's certificate")
     p.add_argument("--apns-key", default="", help="a .p8 (PEM P-256) key for the provider token")
-    p.add_argument("--apns-log", default="", help="the APNs sink's access log (collapse id and path per push)")
+    p.add_argument("--apns-log", default="", help="the APNs sink's access log (body and path per push)")
     p.add_argument("--webpush", default="", help="base URL of the Web Push sink")
     p.add_argument("--webpush-log", default="", help="the Web Push sink's access log (one line per push)")
     p.add_argument("--p256dh", default="", help="the subscriptions' public key (base64url)")
@@ -76,9 +76,9 @@ def free_port():
 
 def body_json():
     return json.dumps({"message": {"token": "bench-1", "data": {"messageId": "1", "url": "http://127.0.0.1/messages/1"},
-                                   "android": {"priority": "high", "ttl": "86400s", "collapse_key": "m1"},
+                                   "android": {"priority": "high", "ttl": "86400s", "collapse_key": "inbox"},
                                    "apns": {"headers": {"apns-priority": "5", "apns-push-type": "background",
-                                                        "apns-collapse-id": "m1"},
+                                                        "apns-collapse-id": "inbox"},
                                             "payload": {"aps": {"content-available": 1}}}}})
 
 
@@ -276,9 +276,9 @@ def drain(store, instances, sink, service_account, history=0, logged=False, extr
             for line in f:
                 # each key on its own: an encoder may write the body's keys in any order
                 token = re.search(r'"token\\?":\\?"(bench-\d+)\\?"', line)
-                collapse = re.search(r'"collapse_key\\?":\\?"m(\d+)', line)
-                if token and collapse:
-                    key = (token.group(1), int(collapse.group(1)))
+                message = re.search(r'"messageId\\?":\\?"(\d+)', line)
+                if token and message:
+                    key = (token.group(1), int(message.group(1)))
                     seen[key] = seen.get(key, 0) + 1
         result["distinct"] = len(seen)
         result["twice"] = sum(1 for v in seen.values() if v > 1)
@@ -286,7 +286,7 @@ def drain(store, instances, sink, service_account, history=0, logged=False, extr
         time.sleep(1.5)
         with open(sink_log) as f:
             lines = [line.strip() for line in f if line.strip()]
-        # APNs lines are (collapse id, device path): a repeat is a push sent twice. Web Push bodies are encrypted, so
+        # APNs lines are (body, device path): the body names the message, so a repeat is a push sent twice. Web Push bodies are encrypted, so
         # its lines are the device path only: the count is what can be checked (N, none lost and none sent twice).
         result["at_sink"] = len(lines)
         result["twice"] = len(lines) - len(set(lines)) if address == "apns" else None
@@ -304,8 +304,8 @@ service = messaging._get_messaging_service(app)
 service._client.session.mount('{ARGS.fast}', requests.adapters.HTTPAdapter(pool_connections=100, pool_maxsize=100))
 def message(i):
     return messaging.Message(token=f'bench-{{i}}', data={{'messageId': str(i), 'url': f'http://127.0.0.1/messages/{{i}}'}},
-        android=messaging.AndroidConfig(priority='high', ttl=86400, collapse_key=f'm{{i}}'),
-        apns=messaging.APNSConfig(headers={{'apns-priority': '5', 'apns-push-type': 'background', 'apns-collapse-id': f'm{{i}}'}},
+        android=messaging.AndroidConfig(priority='high', ttl=86400, collapse_key='inbox'),
+        apns=messaging.APNSConfig(headers={{'apns-priority': '5', 'apns-push-type': 'background', 'apns-collapse-id': 'inbox'}},
                                   payload=messaging.APNSPayload(aps=messaging.Aps(content_available=True))))
 messaging.send_each([message(0)])  # the OAuth grant, outside the timing
 start = time.monotonic()

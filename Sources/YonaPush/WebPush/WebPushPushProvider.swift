@@ -54,6 +54,8 @@ package struct WebPushPushProvider: PushProvider {
             request.headers.add(name: "Authorization", value: try await vapid.authorization(origin: Self.origin(of: url)))
             request.headers.add(name: "TTL", value: String(Self.ttlSeconds))
             request.headers.add(name: "Urgency", value: "high")
+            // RFC 8030 5.4: an undelivered push of the same topic is replaced (at most 32 URL-safe base64 characters)
+            request.headers.add(name: "Topic", value: push.collapseKey)
             request.headers.add(name: "Content-Encoding", value: "aes128gcm")
             request.headers.add(name: "Content-Type", value: "application/octet-stream")
             let body = try WebPushEncryption.encrypt(Self.plaintext(push).readableBytesView, to: receiver)

@@ -1,7 +1,8 @@
 import Fluent
 import Foundation
 
-/// The push outbox: one row per (device, message) to announce, written in the message's transaction.
+/// The push outbox: per device at most one push waiting (naming its newest message) and the one being sent, written in
+/// the message's transaction.
 /// The push workers lease (`claimedUntil`), send and finish these rows: a delivered row is deleted, a failed one
 /// kept an hour for its `lastError`.
 package final class PendingPush: Model, @unchecked Sendable {
@@ -16,9 +17,12 @@ package final class PendingPush: Model, @unchecked Sendable {
 
     // managed
     @ID(key: .id) package var id: UUID?
+    /// When the first message this push stands for was written (messages folded in later keep it): the device's
+    /// order, the maximum age, and which messages a withdrawn one can hand the push on to.
     @Field(key: "created_at") package var createdAt: Date
 
     // data
+    /// The newest message the push announces.
     @Field(key: "message_id") package var messageID: Int64
     @Field(key: "state") package var state: String
     @Field(key: "attempts") package var attempts: Int

@@ -60,5 +60,6 @@ package enum YonaMigrations {
         CountInboxesWithoutAHotRow(),
         LeaseTextsAsTheOtherOutboxes(),
         AddPushAddressesToDevicesAnonymized(),
+        CoalescePushesPerDevice(),
     ]
 }

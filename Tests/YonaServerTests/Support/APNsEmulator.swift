@@ -22,6 +22,8 @@ final class APNsEmulator: Sendable {
     struct State {
         /// Accepted payloads by device token.
         var received: [String: [Data]] = [:]
+        /// The `apns-collapse-id` of each accepted push, by device token.
+        var collapseIDs: [String: [String]] = [:]
         /// Every provider token seen.
         var providerTokens: Set<String> = []
         /// What failed a check (a refusal alone does not say which check).
@@ -99,6 +101,7 @@ final class APNsEmulator: Sendable {
     }
 
     func payloads(to token: String) -> [Data] { state.withLockedValue { $0.received[token] ?? [] } }
+    func collapseIDs(to token: String) -> [String] { state.withLockedValue { $0.collapseIDs[token] ?? [] } }
     var problems: [String] { state.withLockedValue { $0.problems } }
     var providerTokens: Set<String> { state.withLockedValue { $0.providerTokens } }
 
@@ -157,7 +160,10 @@ final class APNsEmulator: Sendable {
         case "e7e7" where Date().timeIntervalSince1970 - iat > 20 * 60: return refuse(403, "ExpiredProviderToken")
         default: break
         }
-        state.withLockedValue { $0.received[token, default: []].append(body) }
+        state.withLockedValue {
+            $0.received[token, default: []].append(body)
+            $0.collapseIDs[token, default: []].append(headers.first(name: "apns-collapse-id") ?? "")
+        }
         return Answer(status: 200, headers: [("apns-id", apnsID)])
     }
 

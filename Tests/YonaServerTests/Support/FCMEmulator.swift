@@ -22,6 +22,8 @@ final class FCMEmulator: Sendable {
         var sendCount = 0
         /// While set, every send waits (like a Firebase that stopped answering) and is then dropped unrecorded.
         var hanging = false
+        /// While set, every send is answered 503 UNAVAILABLE at once (Firebase down, no Retry-After).
+        var down = false
         var hungRequests = 0
         /// Whether a request held while hanging is answered normally afterwards (else dropped with a 503).
         var answerAfterHang = false
@@ -126,6 +128,7 @@ final class FCMEmulator: Sendable {
         }
     }
     var hungRequests: Int { state.withLockedValue { $0.hungRequests } }
+    func setDown(_ down: Bool) { state.withLockedValue { $0.down = down } }
 
     /// Points a test server's push provider at this emulator.
     func configure(workers: Bool) throws -> (inout AppConfig) -> Void {
@@ -205,6 +208,7 @@ final class FCMEmulator: Sendable {
             while state.withLockedValue({ $0.hanging }) { try await Task.sleep(for: .milliseconds(50)) }
             if !state.withLockedValue({ $0.answerAfterHang }) { return Self.error(503, "UNAVAILABLE", details: []) }
         }
+        if state.withLockedValue({ $0.down }) { return Self.error(503, "UNAVAILABLE", details: []) }
         let token =
             ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])
             .flatMap { ($0["message"] as? [String: Any])?["token"] as? String } ?? ""

@@ -10,7 +10,7 @@ import Vapor
 /// A local push service, written from RFC 8030 (the push), RFC 8292 (VAPID) and RFC 8291/8188 (`aes128gcm`): each
 /// subscription it hands out has its own key pair and auth secret, so it can decrypt what is posted to it, as the
 /// subscribing browser would. `POST /push/{id}` checks the VAPID header (an ES256 JWT for this origin, at most 24 h
-/// ahead, with a contact, verified with `k`), TTL and the content coding, decrypts and records the plaintext.
+/// ahead, with a contact, verified with `k`), TTL, the content coding and any `Topic` (RFC 8030's alphabet and length), decrypts and records the plaintext.
 /// Answers by the id's prefix: `gone-` 410, `missing-` 404, `busy-` 429 and `down-` 503 with Retry-After 7,
 /// `redirect-` 307 to `/trap` (which counts whoever follows it). `setHanging` holds every push until it is lifted. Plain HTTP: the server under test allows private
 /// endpoints (`YONA_WEBPUSH_ALLOW_PRIVATE_ENDPOINTS`).
@@ -77,6 +77,8 @@ final class WebPushEmulator: Sendable {
             keys: .init(p256dh: Base64URLTest.encode(key.publicKey.x963Representation), auth: Base64URLTest.encode(auth)))
     }
 
+    private static let base64URLAlphabet = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
     func plaintexts(_ id: String) -> [Data] { state.withLockedValue { $0.received[id] ?? [] } }
     func headers(_ id: String) -> [[String: String]] { state.withLockedValue { $0.headers[id] ?? [] } }
     var problems: [String] { state.withLockedValue { $0.problems } }
@@ -114,6 +116,12 @@ final class WebPushEmulator: Sendable {
         state.withLockedValue { _ = $0.vapidKeys.insert(key) }
         guard let ttl = req.headers.first(name: "TTL").flatMap(Int.init), ttl >= 0 else { return refuse(.badRequest, "TTL") }
         guard req.headers.first(name: "Content-Encoding") == "aes128gcm" else { return refuse(.unsupportedMediaType, "CONTENT_ENCODING") }
+        // RFC 8030 5.4: a topic is at most 32 characters of the URL- and filename-safe base64 alphabet
+        if let topic = req.headers.first(name: "Topic"),
+            topic.isEmpty || topic.utf8.count > 32 || !topic.unicodeScalars.allSatisfy({ Self.base64URLAlphabet.contains($0) })
+        {
+            return refuse(.badRequest, "TOPIC")
+        }
         let body = Data(req.body.data.map { $0.readableBytesView } ?? ByteBuffer().readableBytesView)
         guard let plaintext = Self.decrypt(body, for: subscriber) else { return refuse(.badRequest, "DECRYPTION") }
         if state.withLockedValue({ $0.hanging }) {
