@@ -230,6 +230,15 @@ public struct AppConfig: Sendable {
         if let raw = env["YONA_PUSH_CONCURRENCY"] { config.push.concurrency = try positive(raw, "YONA_PUSH_CONCURRENCY") }
         if let raw = env["YONA_TOKEN_STALE_DAYS"] { config.push.tokenStaleDays = try positive(raw, "YONA_TOKEN_STALE_DAYS") }
         if let raw = env["YONA_PUSH_WORKERS"] { config.push.workersEnabled = try parseBool(raw, "YONA_PUSH_WORKERS") }
+        // a production server pushes a device at most every 5 s (issue 34); a test server at once, as Yona did, so that
+        // its last-push endpoint shows each push right after the request that caused it
+        config.push.minimumIntervalSeconds = config.testServer ? 0 : 5
+        if let raw = env["YONA_PUSH_MIN_INTERVAL_SECONDS"] {
+            guard let seconds = Int(raw), (0...3600).contains(seconds) else {
+                throw Invalid(variable: "YONA_PUSH_MIN_INTERVAL_SECONDS", problem: "must be a whole number of seconds from 0 to 3600, got '\(raw)'")
+            }
+            config.push.minimumIntervalSeconds = TimeInterval(seconds)
+        }
         if let path = env["YONA_FCM_SERVICE_ACCOUNT"], !path.isEmpty {
             config.fcmServiceAccountPath = path
             config.pushProvider = "fcm"

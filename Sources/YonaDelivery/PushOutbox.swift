@@ -74,12 +74,21 @@ package enum PushOutbox {
         "\(unsafeRaw: alias).state = 'pending' AND \(unsafeRaw: alias).claimed_until IS NULL"
     }
 
-    /// After a send failed and its row (`id`) was set to be tried again: if its device has a push waiting (queued while
-    /// this one was being sent), that one, naming a newer message, stands for both. It takes over the failed row's
-    /// wait, attempts and age (the device's provider is failing, whichever message is named), and the failed row goes.
-    /// Returns whether it was folded.
+    /// Puts a claimed row off until `time` (the device was pushed a moment ago) without counting an attempt: it waits
+    /// again, so what is queued meanwhile folds into it (or it folds into a row queued while it was claimed).
+    package static func putOff(_ id: UUID, until time: Date, on db: any Database) async throws {
+        try await db.sql.raw(
+            "UPDATE \(unsafeRaw: PendingPush.schema) SET next_attempt_at = \(bind: time), claimed_until = NULL WHERE id = \(bind: id)"
+        ).run()
+        try await foldIntoWaiting(id, on: db)
+    }
+
+    /// After a claimed row (`id`) was set to wait again (its send failed, or it was put off): if its device has a push
+    /// waiting (queued while this one was claimed), that one, naming a newer message, stands for both. It takes over
+    /// this row's wait, attempts and age (the device's provider is failing, or was just used, whichever message is
+    /// named), and this row goes. Returns whether it was folded.
     @discardableResult
-    package static func foldRetried(_ id: UUID, on db: any Database) async throws -> Bool {
+    package static func foldIntoWaiting(_ id: UUID, on db: any Database) async throws -> Bool {
         let t = PendingPush.schema
         func later(_ column: String) -> SQLQueryString {
             "CASE WHEN r.\(unsafeRaw: column) > \(unsafeRaw: t).\(unsafeRaw: column) THEN r.\(unsafeRaw: column) ELSE \(unsafeRaw: t).\(unsafeRaw: column) END"

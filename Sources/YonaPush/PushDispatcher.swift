@@ -1,6 +1,7 @@
 import Fluent
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import SQLKit
 import ServiceLifecycle
 import YonaDelivery
@@ -15,6 +16,9 @@ package struct PushSettings: Sendable {
     package var concurrency: Int = 64
     package var tokenStaleDays: Int = 60
     package var pollInterval: TimeInterval = 0.5
+    /// The least time between two pushes to one device from this process (`YONA_PUSH_MIN_INTERVAL_SECONDS`; 0: none).
+    /// A push due sooner waits, and what comes meanwhile folds into it.
+    package var minimumIntervalSeconds: TimeInterval = 0
     package var workersEnabled = true
     /// Keep the last data map per token for `/test/firebase/messages/last/{instanceId}` (test servers only).
     package var recordDeliveries = false
@@ -44,6 +48,8 @@ package struct PushDispatcher: Sendable {
     package let skipLocked: Bool
     package let logger: Logger
     package var metrics: YonaMetrics? = nil
+    /// When this dispatcher last pushed each device, for `minimumIntervalSeconds`.
+    package let recent = RecentPushes()
 
     package struct Claimed: Sendable {
         package let id: UUID
@@ -85,10 +91,11 @@ package struct PushDispatcher: Sendable {
     /// Sends everything that is due, as a pipeline: up to `concurrency` sends in flight at all times, the next claim
     /// running while earlier rows are being sent, and delivered rows deleted in one statement per flush beside the
     /// sends. The database and the network work at the same time, and no send waits for the slowest one of a round.
-    /// Returns how many rows it claimed.
+    /// Returns how many rows it claimed. It stops claiming once it has claimed `maxRows` (the workers' rounds stay
+    /// bounded in time, so a round that runs far longer is stuck and abandoned: `BackgroundJob`).
     @discardableResult
-    package func drain(limit: Int = 512) async throws -> Int {
-        try await session(now: nil, limit: limit, claimOnce: false)
+    package func drain(limit: Int = 512, maxRows: Int = .max) async throws -> Int {
+        try await session(now: nil, limit: limit, claimOnce: false, maxRows: maxRows)
     }
 
     private enum Event: Sendable {
@@ -106,7 +113,7 @@ package struct PushDispatcher: Sendable {
     /// accepted would go again after its lease): the session stops claiming, lets every send end, finishes what was
     /// delivered, retrying the finish while the rows' lease lasts (the database may be back by then), and only then
     /// throws the first failure.
-    private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool) async throws -> Int {
+    private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool, maxRows: Int = .max) async throws -> Int {
         // A cheap read first, so an idle worker does not take the write lock on every poll.
         guard try await anythingDue(at: fixedNow ?? Date()) else { return 0 }
         let concurrency = max(1, settings.concurrency)
@@ -137,7 +144,7 @@ package struct PushDispatcher: Sendable {
                 case .claimed(let rows):
                     claiming = false
                     total += rows.count
-                    if rows.isEmpty || claimOnce { exhausted = true }
+                    if rows.isEmpty || claimOnce || total >= maxRows { exhausted = true }
                     queue.removeFirst(queued)
                     queued = 0
                     queue.append(contentsOf: rows)
@@ -157,7 +164,7 @@ package struct PushDispatcher: Sendable {
                         // past the lease another worker may have claimed the rows again: leave them to it
                         if ContinuousClock.now > retry.until { delivered = [] }
                         finishRetry = (min(retry.delay * 2, .seconds(5)), retry.until)
-                    } else if failure == nil, !claimOnce {
+                    } else if failure == nil, !claimOnce, total < maxRows {
                         // the rows just finished may have been the heads that held their devices' next pushes back
                         exhausted = false
                     }
@@ -254,11 +261,19 @@ package struct PushDispatcher: Sendable {
             metrics?.push(outcome: "dropped", errorCode: "NO_TOKEN")
             return false
         }
+        let interval = settings.minimumIntervalSeconds
+        if interval > 0, let last = recent.lastPush(to: row.deviceID), Date().timeIntervalSince(last) < interval {
+            // pushed a moment ago: this one waits out the interval, and what comes meanwhile folds into it
+            try await PushOutbox.putOff(row.id, until: last.addingTimeInterval(interval), on: db)
+            metrics?.pushPutOff()
+            return false
+        }
         let push = OutgoingPush(address: address, messageID: row.messageID, publicBaseURL: publicBaseURL)
         let outcome = await provider.send(push)
         let now = Date()
         switch outcome {
         case .delivered:
+            if interval > 0 { recent.pushed(row.deviceID, at: now, forgetBefore: now.addingTimeInterval(-interval)) }
             metrics?.push(outcome: "sent", errorCode: "")
             if settings.recordDeliveries { await recordDelivery(token: address.secret, data: push.data, at: now) }
             return true
@@ -272,7 +287,7 @@ package struct PushDispatcher: Sendable {
                 metrics?.push(outcome: "retry", errorCode: code)
                 metrics?.pushRetry()
                 // a push queued for the device while this one was out names a newer message: it goes instead
-                try await PushOutbox.foldRetried(row.id, on: db)
+                try await PushOutbox.foldIntoWaiting(row.id, on: db)
             }
         case .tokenInvalid(let reason):
             metrics?.push(outcome: "token_invalid", errorCode: reason)
@@ -332,5 +347,22 @@ package struct PushDispatcher: Sendable {
         self.skipLocked = skipLocked
         self.logger = logger
         self.metrics = metrics
+    }
+}
+
+/// When a dispatcher last pushed each device (a device it has not pushed within the interval is forgotten). Per
+/// process: with several instances draining, a device gets at most one push per interval from each.
+package final class RecentPushes: Sendable {
+    private let last = NIOLockedValueBox<[UUID: Date]>([:])
+
+    package init() {}
+
+    package func lastPush(to device: UUID) -> Date? { last.withLockedValue { $0[device] } }
+
+    package func pushed(_ device: UUID, at time: Date, forgetBefore cutoff: Date) {
+        last.withLockedValue { map in
+            map[device] = time
+            if map.count >= 4096, map.count.isMultiple(of: 1024) { map = map.filter { $0.value >= cutoff } }
+        }
     }
 }

@@ -170,4 +170,48 @@ import Testing
             #expect(rows.last.map { abs($0.createdAt.timeIntervalSince(t0.addingTimeInterval(1))) < 0.01 } == true, "the oldest waiting row stays")
         }
     }
+
+    /// With a minimum interval, a device pushed a moment ago is pushed again only once it has passed, of the newest.
+    @Test(arguments: TestDatabase.available)
+    func aDeviceIsPushedAtMostOncePerInterval(db: TestDatabase) async throws {
+        try await withServer(db) { server in
+            let bob = try await server.createUser(extra: BuddyTests.phone("fiid-interval"))
+            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
+            let (ua, index) = try await server.vpnLogin(bob)
+            let counter = PushTests.CountingProvider(LogPushProvider(logger: server.app.logger))
+            var settings = server.app.yona.config.push
+            settings.minimumIntervalSeconds = 60
+            let dispatcher = PushDispatcher(
+                db: server.app.db, provider: counter, settings: settings, publicBaseURL: "http://127.0.0.1", skipLocked: db == .postgres,
+                logger: server.app.logger, metrics: server.app.yona.metrics)
+            while try await dispatcher.drainOnce() > 0 {}
+            func conflict(_ n: Int) async throws {
+                let response = try await server.postNetworkActivity(
+                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(n)",
+                    at: Date().addingTimeInterval(-Double(n) * 1200))
+                try #require(response.status == 204)
+            }
+            let pushedBefore = counter.order.withLockedValue { $0["fiid-interval"] ?? [] }.count
+            // the first conflict is pushed at once
+            try await conflict(1)
+            #expect(try await dispatcher.drainOnce() == 1)
+            // the next, a moment later, is put off; the third folds into it
+            try await conflict(2)
+            let putOffAt = Date()
+            #expect(try await dispatcher.drainOnce() == 1)
+            try await conflict(3)
+            let waiting = try await Self.open(server)
+            #expect(waiting.count == 1)
+            #expect(waiting.first.map { $0.nextAttemptAt > putOffAt && $0.attempts == 0 } == true, "put off, no attempt counted")
+            #expect(try await dispatcher.drainOnce() == 0, "nothing is due within the interval")
+            // once the interval has passed (as if the last push were a minute old): one more push, of the newest
+            let device = try #require(waiting.first?.$device.id)
+            dispatcher.recent.pushed(device, at: Date().addingTimeInterval(-61), forgetBefore: .distantPast)
+            #expect(try await dispatcher.drainOnce(now: Date().addingTimeInterval(61)) == 1)
+            let pushed = counter.order.withLockedValue { $0["fiid-interval"] ?? [] }.dropFirst(pushedBefore)
+            let inbox = try await Self.inbox(server, bob)
+            #expect(Array(pushed) == [inbox[2], inbox[0]], "\(pushed) for \(inbox.prefix(3))")
+            #expect(try await server.request(.GET, "/metrics").text.contains("yona_pushes_put_off_total 1"))
+        }
+    }
 }

@@ -128,4 +128,17 @@ import Testing
         #expect(try config(["YONA_HOST": "localhost"]).internalPort == nil)
         #expect(try config(["YONA_HOST": "0.0.0.0", "YONA_TEST_SERVER": "true"]).internalPort == nil)
     }
+
+    /// A production server pushes a device at most every 5 s (issue 34); a test server pushes at once, as Yona's did.
+    @Test func aProductionServerSpacesAPhonesPushes() throws {
+        let base = ["YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey]
+        func config(_ extra: [String: String]) throws -> AppConfig { try AppConfig.fromEnvironment(base.merging(extra) { $1 }) }
+        #expect(try config([:]).push.minimumIntervalSeconds == 5)
+        #expect(try config(["YONA_TEST_SERVER": "true"]).push.minimumIntervalSeconds == 0)
+        #expect(try config(["YONA_TEST_SERVER": "true", "YONA_PUSH_MIN_INTERVAL_SECONDS": "5"]).push.minimumIntervalSeconds == 5)
+        #expect(try config(["YONA_PUSH_MIN_INTERVAL_SECONDS": "0"]).push.minimumIntervalSeconds == 0)
+        for wrong in ["-1", "1.5", "3601", "soon"] {
+            #expect(throws: AppConfig.Invalid.self) { try config(["YONA_PUSH_MIN_INTERVAL_SECONDS": wrong]) }
+        }
+    }
 }

@@ -350,4 +350,119 @@ def read():
     print(f"\npeak RSS of yona-server: {rss():.1f} MiB")
 
 
-ingest() if MODE == "ingest" else read()
+def post_conflicts(user, count, threads=16):
+    """`count` conflicts for `user` as fast as `threads` clients post them (each event 17 minutes before the last, so
+    each opens a new activity); returns the seconds they took."""
+    now = datetime.now(timezone.utc)
+
+    def post(i):
+        moment = now - timedelta(minutes=17 * (i + 1))
+        status, body = call("POST", f"/userAnonymized/{user.anonymized_id}/networkActivity/",
+                            {**TOKEN, "Idempotency-Key": f"deep-{user.id}-{i}"}, {
+                                "deviceIndex": int(user.device_index), "categories": ["gambling"], "url": "https://example.com/",
+                                "eventTime": stamp(moment)})
+        assert status == 204, (status, body[:200])
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(post, range(count)))
+    return time.monotonic() - started
+
+
+def pushes_sent():
+    _, body = call("GET", "/metrics")
+    return sum(float(v) for v in re.findall(r'^yona_pushes_total\{[^}]*outcome="sent"[^}]*\} (\S+)$', body.decode(), re.M))
+
+
+def open_pushes():
+    return int(sql("SELECT count(*) FROM push_outbox WHERE state = 'pending'"))
+
+
+def until_drained(limit=300):
+    """Seconds until no push is open and no inbox count change is left to fold."""
+    started = time.monotonic()
+    while open_pushes() > 0 or int(sql("SELECT count(*) FROM inbox_count_changes")) > 0:
+        assert time.monotonic() - started < limit, "the background work did not finish"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def deep():
+    """Issue 34's deep queues, each against its quiet baseline in this run (the server runs its workers)."""
+    floor, fixed = floors()
+    # 1. non-conflict ingest while a burst of 5,000 conflicts (a user with 5 buddies: 30,000 messages and their
+    #    pushes, to 6 phones) is worked off
+    users, buddies = make_people(1, "5")
+    people = users + buddies
+    until_drained()
+    news = analyzer_script(people, "news", False)
+    quiet = wrk("ingest, no goal (quiet)", BASE, news)
+    sent_before = pushes_sent()
+    burst = post_conflicts(users[0], 5000)
+    depth = open_pushes()
+    changes = int(sql("SELECT count(*) FROM inbox_count_changes"))
+    started = time.monotonic()
+    during = wrk("ingest, no goal (right after 5,000 conflicts)", BASE, news)
+    drained = until_drained() + time.monotonic() - started - 10
+    sent = pushes_sent() - sent_before
+    print(f"\n{KIND}: 5,000 conflicts (6 phones) posted in {burst:.1f} s ({5000 / burst:,.0f}/s); then {depth} pushes open and "
+          f"{changes:,} inbox count changes to fold; all worked off {max(drained, 0):.1f} s after the measurement ended "
+          f"(0: before); pushes sent for the 30,000 messages: {sent:,.0f}")
+    show([floor, quiet, during], floor["rate"], fixed)
+    print(f"ingest during / quiet: {during['rate'] / quiet['rate']:.2f} (goal: >= 0.8)")
+
+    # 2. 200 phones, 100 announcements: every phone told of its newest copy, few pushes
+    with ThreadPoolExecutor(8) as pool:
+        phones = list(pool.map(lambda i: User(f"+316{6}{int(time.time()) % 1000:03d}{i:03d}"), range(200)))
+    until_drained()
+    sent_before = pushes_sent()
+    users_now = int(sql("SELECT count(*) FROM users_anonymized"))
+    started = time.monotonic()
+    for i in range(100):
+        ok(call("POST", "/admin/systemMessages/", TOKEN, {"translations": {"en-US": f"Announcement {i}"}}), 202)
+    posted = time.monotonic() - started
+    expected = users_now * 100
+    while int(sql("SELECT count(*) FROM messages WHERE announcement_id IS NOT NULL")) < expected:
+        assert time.monotonic() - started < 600, "the fan-out did not finish"
+        time.sleep(0.05)
+    fanned = time.monotonic()
+    while open_pushes() > 0:
+        time.sleep(0.02)
+    told = time.monotonic() - fanned
+    sent = pushes_sent() - sent_before
+    newest = {}
+    agg = "string_agg(CAST(id AS text), ',')" if KIND == "postgres" else "group_concat(id)"
+    for user in phones:
+        ids = sql(f"""SELECT {agg} FROM messages
+                      WHERE user_anonymized_id = {uid(user.anonymized_id)} AND creation_time =
+                      (SELECT MAX(creation_time) FROM messages WHERE user_anonymized_id = {uid(user.anonymized_id)})""")
+        newest[user.id] = set(ids.split(","))
+    wrong = 0
+    for user in phones:
+        status, body = call("GET", f"/test/firebase/messages/last/bench-{user.number}")
+        if status != 200 or __import__("json").loads(body)["data"]["messageId"] not in newest[user.id]:
+            wrong += 1
+    print(f"\n{KIND}: 100 announcements to {users_now} users ({len(phones)} of them new phones) posted in {posted:.1f} s; "
+          f"{expected:,} copies fanned out {fanned - started:.1f} s after the first POST; every push sent {told:.2f} s after the "
+          f"fan-out's end (goal: <= 5 s); pushes sent: {sent:,.0f} for {len(phones) + len(people)} phones (goal: <= 2 per phone); "
+          f"phones whose last push is not their newest message: {wrong}")
+
+    # 3. the inbox page of a reader with 20,000 messages, right after they arrived (their pushes and counts being
+    #    worked off) and once all is quiet
+    reader = User(f"+3167{int(time.time()) % 1000:03d}000", datetime.now(timezone.utc) - timedelta(days=365 * YEARS_BACK))
+    inbox = get_script(f"/users/{reader.id}/messages/?page=0&size=20", reader.headers)
+    arrived = post_conflicts(reader, 20000)
+    depth = open_pushes()
+    changes = int(sql("SELECT count(*) FROM inbox_count_changes"))
+    during = wrk("inbox page of 20, right after 20,000 messages arrived", BASE, inbox)
+    until_drained()
+    quiet = wrk("inbox page of 20, quiet (20,000 messages)", BASE, inbox)
+    print(f"\n{KIND}: 20,000 conflicts for the reader posted in {arrived:.1f} s; then {depth} pushes open, {changes:,} inbox count "
+          f"changes to fold")
+    show([floor, quiet, during], floor["rate"], fixed)
+    p99 = lambda row: float(re.match(r"([\d.]+)", row["p99"]).group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[re.search(r"[a-z]+$", row["p99"]).group(0)]
+    print(f"inbox during / quiet: {during['rate'] / quiet['rate']:.2f} (goal: >= 0.8), p99 {p99(during) / p99(quiet):.2f}x (goal: <= 2x)")
+    print(f"\npeak RSS of yona-server: {rss():.1f} MiB")
+
+
+{"ingest": ingest, "read": read, "deep": deep}[MODE]()

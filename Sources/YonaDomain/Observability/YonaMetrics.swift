@@ -84,6 +84,12 @@ package final class YonaMetrics: Sendable {
         ).increment()
     }
 
+    package func pushPutOff() {
+        registry.makeCounter(
+            descriptor: name("pushes_put_off", "total", "Pushes held back for a device's minimum interval (what comes meanwhile folds into them)")
+        ).increment()
+    }
+
     package func backgroundJobSucceeded(_ job: String) {
         registry.makeGauge(
             descriptor: name("background_job_last_success", "timestamp_seconds", "When a background job last finished a round"),

@@ -23,7 +23,8 @@ extension Application {
         // The purges run at start and then every interval; the two queues run whenever they find work.
         let newDeviceRequestPurge = Int64(min(600, max(1, yona.config.newDeviceRequestLifetime / 4)))
         var jobs = [
-            job("push-outbox", every: poll) { try await dispatcher.drain() > 0 },
+            // bounded, so that a round far past its deadline is a stuck one (`BackgroundJob`)
+            job("push-outbox", every: poll) { try await dispatcher.drain(maxRows: 50_000) > 0 },
             job("purge-finished-pushes", every: .seconds(3600)) {
                 try await dispatcher.purgeFinished()
                 return false
