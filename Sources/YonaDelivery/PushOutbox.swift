@@ -77,10 +77,12 @@ package enum PushOutbox {
     /// Puts a claimed row off until `time` (the device was pushed a moment ago) without counting an attempt: it waits
     /// again, so what is queued meanwhile folds into it (or it folds into a row queued while it was claimed).
     package static func putOff(_ id: UUID, until time: Date, on db: any Database) async throws {
-        try await db.sql.raw(
-            "UPDATE \(unsafeRaw: PendingPush.schema) SET next_attempt_at = \(bind: time), claimed_until = NULL WHERE id = \(bind: id)"
-        ).run()
-        try await foldIntoWaiting(id, on: db)
+        try await db.transaction { tx in
+            try await tx.sql.raw(
+                "UPDATE \(unsafeRaw: PendingPush.schema) SET next_attempt_at = \(bind: time), claimed_until = NULL WHERE id = \(bind: id)"
+            ).run()
+            _ = try await fold(id, in: tx)
+        }
     }
 
     /// After a claimed row (`id`) was set to wait again (its send failed, or it was put off): if its device has a push
@@ -89,6 +91,12 @@ package enum PushOutbox {
     /// named), and this row goes. Returns whether it was folded.
     @discardableResult
     package static func foldIntoWaiting(_ id: UUID, on db: any Database) async throws -> Bool {
+        // One transaction: between its two statements both rows wait with one `created_at`, and a message queued then
+        // could go to the row about to be deleted (`scripts/bench deep` once found three phones told of an older one).
+        try await db.transaction { tx in try await fold(id, in: tx) }
+    }
+
+    private static func fold(_ id: UUID, in db: any Database) async throws -> Bool {
         let t = PendingPush.schema
         func later(_ column: String) -> SQLQueryString {
             "CASE WHEN r.\(unsafeRaw: column) > \(unsafeRaw: t).\(unsafeRaw: column) THEN r.\(unsafeRaw: column) ELSE \(unsafeRaw: t).\(unsafeRaw: column) END"

@@ -91,11 +91,11 @@ package struct PushDispatcher: Sendable {
     /// Sends everything that is due, as a pipeline: up to `concurrency` sends in flight at all times, the next claim
     /// running while earlier rows are being sent, and delivered rows deleted in one statement per flush beside the
     /// sends. The database and the network work at the same time, and no send waits for the slowest one of a round.
-    /// Returns how many rows it claimed. It stops claiming once it has claimed `maxRows` (the workers' rounds stay
-    /// bounded in time, so a round that runs far longer is stuck and abandoned: `BackgroundJob`).
+    /// Returns how many rows it claimed. It stops claiming after `claimingFor` (the workers' rounds stay bounded in
+    /// time, so a round that runs far longer is stuck and abandoned: `BackgroundJob`); the next round goes on at once.
     @discardableResult
-    package func drain(limit: Int = 512, maxRows: Int = .max) async throws -> Int {
-        try await session(now: nil, limit: limit, claimOnce: false, maxRows: maxRows)
+    package func drain(limit: Int = 512, claimingFor budget: Duration? = nil) async throws -> Int {
+        try await session(now: nil, limit: limit, claimOnce: false, claimUntil: budget.map { ContinuousClock.now + $0 })
     }
 
     private enum Event: Sendable {
@@ -113,7 +113,8 @@ package struct PushDispatcher: Sendable {
     /// accepted would go again after its lease): the session stops claiming, lets every send end, finishes what was
     /// delivered, retrying the finish while the rows' lease lasts (the database may be back by then), and only then
     /// throws the first failure.
-    private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool, maxRows: Int = .max) async throws -> Int {
+    private func session(now fixedNow: Date?, limit: Int, claimOnce: Bool, claimUntil: ContinuousClock.Instant? = nil) async throws -> Int {
+        func outOfTime() -> Bool { claimUntil.map { ContinuousClock.now >= $0 } ?? false }
         // A cheap read first, so an idle worker does not take the write lock on every poll.
         guard try await anythingDue(at: fixedNow ?? Date()) else { return 0 }
         let concurrency = max(1, settings.concurrency)
@@ -144,7 +145,7 @@ package struct PushDispatcher: Sendable {
                 case .claimed(let rows):
                     claiming = false
                     total += rows.count
-                    if rows.isEmpty || claimOnce || total >= maxRows { exhausted = true }
+                    if rows.isEmpty || claimOnce || outOfTime() { exhausted = true }
                     queue.removeFirst(queued)
                     queued = 0
                     queue.append(contentsOf: rows)
@@ -164,7 +165,7 @@ package struct PushDispatcher: Sendable {
                         // past the lease another worker may have claimed the rows again: leave them to it
                         if ContinuousClock.now > retry.until { delivered = [] }
                         finishRetry = (min(retry.delay * 2, .seconds(5)), retry.until)
-                    } else if failure == nil, !claimOnce, total < maxRows {
+                    } else if failure == nil, !claimOnce, !outOfTime() {
                         // the rows just finished may have been the heads that held their devices' next pushes back
                         exhausted = false
                     }

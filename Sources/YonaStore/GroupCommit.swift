@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// once. Each caller gets its own result after its round committed.
 ///
 /// A round that fails as a whole (an error of the store) is retried item by item, each in a round of its own, so
-/// one bad item fails only its caller. At most `concurrency` rounds run at once (1 on SQLite, whose writes are
+/// one bad item fails only its caller; a round still running at `roundDeadline` fails all its callers at once. At most `concurrency` rounds run at once (1 on SQLite, whose writes are
 /// serialized anyway).
 package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     package typealias Round = @Sendable ([Item], any Database) async throws -> [Result<Output, any Error>]
@@ -26,11 +26,18 @@ package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     private let round: Round
     package let maxRound: Int
     package let concurrency: Int
+    /// How long a round may take before its callers get `Abandoning.DeadlineExceeded` (the pool's wait for a
+    /// connection is 20 s; a round of the classifier's events takes milliseconds).
+    package let roundDeadline: Duration
     private let observe: @Sendable (Int) -> Void
 
     /// `observe` is told each round's size.
-    package init(maxRound: Int = 256, concurrency: Int = 1, observe: @escaping @Sendable (Int) -> Void = { _ in }, round: @escaping Round) {
+    package init(
+        maxRound: Int = 256, concurrency: Int = 1, roundDeadline: Duration = .seconds(25), observe: @escaping @Sendable (Int) -> Void = { _ in },
+        round: @escaping Round
+    ) {
         precondition(maxRound > 0 && concurrency > 0)
+        self.roundDeadline = roundDeadline
         self.maxRound = maxRound
         self.concurrency = concurrency
         self.observe = observe
@@ -67,12 +74,17 @@ package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
 
     private func run(_ waiters: [Waiter], on db: any Database) async {
         do {
-            let results = try await round(waiters.map(\.item), db)
+            // a round waiting on a call that never completes (a connection that died under it) fails its callers at
+            // the deadline, so later rounds are not stuck behind it (issue 36)
+            let round = self.round
+            let items = waiters.map(\.item)
+            let results = try await Abandoning.after(roundDeadline) { try await round(items, db) }
             precondition(results.count == waiters.count, "a round answers each of its items")
             for (waiter, result) in zip(waiters, results) { waiter.continuation.resume(with: result) }
         } catch {
-            guard waiters.count > 1 else {
-                waiters[0].continuation.resume(throwing: error)
+            // a stuck store fails the whole round: trying its items one by one would wait out the deadline for each
+            guard waiters.count > 1, !(error is Abandoning.DeadlineExceeded) else {
+                for waiter in waiters { waiter.continuation.resume(throwing: error) }
                 return
             }
             for waiter in waiters { await run([waiter], on: db) }

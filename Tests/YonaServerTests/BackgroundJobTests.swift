@@ -5,6 +5,7 @@ import Testing
 
 @testable import YonaDomain
 @testable import YonaServer
+@testable import YonaStore
 
 /// Issue 36: a background round that waits on a call that never completes (as the push drain once did after a
 /// PostgreSQL restart) is abandoned at its deadline; the job counts the failure and goes on.
@@ -54,10 +55,10 @@ import Testing
 
     @Test func aRoundWithinItsDeadlineGivesItsResultAndItsError() async throws {
         struct Refused: Error {}
-        #expect(try await BackgroundJob.abandoning(after: .seconds(5)) { 42 } == 42)
-        await #expect(throws: Refused.self) { try await BackgroundJob.abandoning(after: .seconds(5)) { () async throws -> Int in throw Refused() } }
-        await #expect(throws: BackgroundJob.RoundExceededDeadline.self) {
-            try await BackgroundJob.abandoning(after: .milliseconds(50)) { () async throws -> Int in
+        #expect(try await Abandoning.after(.seconds(5)) { 42 } == 42)
+        await #expect(throws: Refused.self) { try await Abandoning.after(.seconds(5)) { () async throws -> Int in throw Refused() } }
+        await #expect(throws: Abandoning.DeadlineExceeded.self) {
+            try await Abandoning.after(.milliseconds(50)) { () async throws -> Int in
                 try await Task.sleep(for: .seconds(30))
                 return 0
             }

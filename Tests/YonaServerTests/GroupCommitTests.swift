@@ -67,6 +67,29 @@ import Vapor
         }
     }
 
+    /// A round waiting on a call that never completes (a connection that died under it, issue 36) fails its callers
+    /// at the deadline, all at once, and the rounds after it go on.
+    @Test func aStuckRoundFailsItsCallersAtTheDeadlineAndTheNextRoundsGoOn() async throws {
+        try await withDatabase { db in
+            let stuck = BackgroundJobTests.NeverCompletes()
+            let commit = GroupCommit<Int, Int>(maxRound: 100, roundDeadline: .milliseconds(300)) { items, _ in
+                if items.contains(0) { await stuck.wait() }
+                return items.map { .success($0) }
+            }
+            let started = ContinuousClock.now
+            let first = Task { try await commit.submit(0, on: db) }
+            try await Task.sleep(for: .milliseconds(50))
+            // callers arriving meanwhile wait for the next round (one round at a time), and get it after the deadline
+            let behind = Task { try await (commit.submit(1, on: db), commit.submit(2, on: db)) }
+            await #expect(throws: Abandoning.DeadlineExceeded.self) { try await first.value }
+            #expect(ContinuousClock.now - started >= .milliseconds(300))
+            let answers = try await behind.value
+            #expect(answers.0 == 1 && answers.1 == 2)
+            #expect(try await commit.submit(7, on: db) == 7)
+            stuck.release()
+        }
+    }
+
     @Test func nothingWaitsWhenIdle() async throws {
         try await withDatabase { db in
             let commit = GroupCommit<Int, Int>(maxRound: 8) { items, _ in items.map { .success($0 + 1) } }

@@ -40,13 +40,23 @@ yona_start_postgres() {
     port=$(yona_free_port)
     runuser -u postgres -- "$bin/initdb" -D "$YONA_PG_DIR/data" -A trust -U postgres -E UTF8 >"$YONA_PG_DIR/initdb.log" 2>&1 \
         || { cat "$YONA_PG_DIR/initdb.log" >&2; return 1; }
-    runuser -u postgres -- "$bin/pg_ctl" -D "$YONA_PG_DIR/data" -l "$YONA_PG_DIR/server.log" -w \
-        -o "-p $port -k $YONA_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=128MB -c fsync=off" start >/dev/null \
-        || { cat "$YONA_PG_DIR/server.log" >&2; return 1; }
     YONA_PG_BIN=$bin
+    YONA_PG_OPTS="-p $port -k $YONA_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=128MB -c fsync=off"
     YONA_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
-    export YONA_PG_DIR YONA_PG_URL YONA_PG_BIN
+    export YONA_PG_DIR YONA_PG_URL YONA_PG_BIN YONA_PG_OPTS
+    yona_pg_start || { cat "$YONA_PG_DIR/server.log" >&2; return 1; }
     echo "throwaway PostgreSQL on 127.0.0.1:$port" >&2
+}
+
+# Starts the throwaway PostgreSQL again on its data (after yona_pg_stop), waiting until it accepts connections.
+yona_pg_start() {
+    runuser -u postgres -- "$YONA_PG_BIN/pg_ctl" -D "$YONA_PG_DIR/data" -l "$YONA_PG_DIR/server.log" -w -o "$YONA_PG_OPTS" start >/dev/null
+}
+
+# Stops it with pg_ctl's MODE: `fast` (sessions are ended, a clean shutdown) or `immediate` (as a crash: recovery on
+# the next start).
+yona_pg_stop() {
+    runuser -u postgres -- "$YONA_PG_BIN/pg_ctl" -D "$YONA_PG_DIR/data" -m "$1" -w stop >/dev/null
 }
 
 yona_stop_postgres() {

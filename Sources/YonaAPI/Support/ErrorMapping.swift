@@ -31,6 +31,9 @@ package enum ErrorMapping {
         switch error {
         case let error as YonaError:
             return error
+        case is Abandoning.DeadlineExceeded:
+            // The round of writes the request waited for outlived its deadline: the store is stuck or gone.
+            return YonaError(.serviceUnavailable, retryAfterSeconds: 1)
         case is ConnectionPoolTimeoutError:
             // Overload, not a bug: tell the client to come back shortly.
             return YonaError(.serviceUnavailable, retryAfterSeconds: 1)

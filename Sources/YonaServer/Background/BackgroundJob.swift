@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import YonaDomain
+import YonaStore
 
 /// One background job of `serve` or `workers` (the push outbox, the announcement fan-out, a purge), run as a
 /// `Service` of the process's `ServiceGroup`. A round that fails is logged with its cause and counted
@@ -11,16 +12,15 @@ import YonaDomain
 /// round marks what it sent) and ends the wait between rounds at once.
 ///
 /// A round has a deadline (`deadline`): a round still running then (a database call that never completed, issue 36)
-/// is cancelled and abandoned, logged and counted as a failure like any other, and the job goes on with its next
+/// is cancelled and abandoned (`Abandoning`), logged and counted as a failure like any other, and the job goes on with its next
 /// round after the backoff. Every round is bounded (batches, a bounded drain), so only a stuck one comes near it.
 struct BackgroundJob: Service, CustomStringConvertible {
     let name: String
     /// The pause after a round that found nothing to do.
     let idle: Duration
     var maximumBackoff: Duration = .seconds(60)
-    var deadline: Duration = Self.defaultDeadline
-    /// Far above what a bounded round takes (a push drain round of 50,000 pushes takes about 10 s here).
-    static let defaultDeadline: Duration = .seconds(120)
+    /// `BackgroundJobs` sets 0.8 of the push lease and 30 s (78 s by default): above what any bounded round takes.
+    var deadline: Duration = .seconds(78)
     var logger: Logger
     let metrics: YonaMetrics
     /// One round; returns whether it found work, in which case the next round starts at once.
@@ -33,7 +33,7 @@ struct BackgroundJob: Service, CustomStringConvertible {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let pause: Duration
             do {
-                let foundWork = try await Self.abandoning(after: deadline, round)
+                let foundWork = try await Abandoning.after(deadline, round)
                 if failuresInARow > 0 {
                     logger.notice("background job recovered", metadata: ["job": .string(name), "failures": .stringConvertible(failuresInARow)])
                 }
@@ -54,45 +54,6 @@ struct BackgroundJob: Service, CustomStringConvertible {
                     ])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
-        }
-    }
-
-    /// Thrown for a round that did not end by its deadline.
-    struct RoundExceededDeadline: Error, CustomStringConvertible {
-        let deadline: Duration
-        var description: String { "the round did not end within \(deadline.components.seconds) s and was abandoned" }
-    }
-
-    /// Runs `body` in a task of its own and returns its result, or throws `RoundExceededDeadline` once `deadline` has
-    /// passed: the task is then cancelled and left behind, whether or not it heeds the cancellation (a call that never
-    /// completes does not). The task inherits the caller's task-locals (graceful shutdown) and its cancellation.
-    static func abandoning<T: Sendable>(after deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let work = Task { try await body() }
-        let outcome = AsyncThrowingStream<T, any Error>.makeStream()
-        let timer = Task {
-            try await Task.sleep(for: deadline)
-            outcome.continuation.finish(throwing: RoundExceededDeadline(deadline: deadline))
-        }
-        let relay = Task {
-            do { outcome.continuation.yield(try await work.value) } catch { outcome.continuation.finish(throwing: error) }
-            outcome.continuation.finish()
-        }
-        defer {
-            timer.cancel()
-            relay.cancel()
-        }
-        return try await withTaskCancellationHandler {
-            var results = outcome.stream.makeAsyncIterator()
-            do {
-                guard let value = try await results.next() else { throw CancellationError() }
-                return value
-            } catch {
-                work.cancel()
-                throw error
-            }
-        } onCancel: {
-            work.cancel()
-            outcome.continuation.finish(throwing: CancellationError())
         }
     }
 

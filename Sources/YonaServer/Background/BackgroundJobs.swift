@@ -17,14 +17,20 @@ extension Application {
         let dispatcher = pushDispatcher
         let fanOut = announcementFanOut
         let poll = Duration.milliseconds(Int64(yona.config.push.pollInterval * 1000))
+        // A round's deadline: the push drain's round claims for 10 s, its sends end within the provider's timeout
+        // (10 s), and in a database outage it keeps finishing what was delivered while the rows' lease lasts (0.8 of
+        // it), so that a push the provider took is not sent again. Past that, a round is stuck.
+        let deadline = Duration.seconds(yona.config.push.leaseSeconds * 0.8 + 30)
         func job(_ name: String, every idle: Duration, _ round: @escaping @Sendable () async throws -> Bool) -> BackgroundJob {
-            BackgroundJob(name: name, idle: idle, logger: app.logger, metrics: app.yona.metrics, round: round)
+            var job = BackgroundJob(name: name, idle: idle, logger: app.logger, metrics: app.yona.metrics, round: round)
+            job.deadline = deadline
+            return job
         }
         // The purges run at start and then every interval; the two queues run whenever they find work.
         let newDeviceRequestPurge = Int64(min(600, max(1, yona.config.newDeviceRequestLifetime / 4)))
         var jobs = [
-            // bounded, so that a round far past its deadline is a stuck one (`BackgroundJob`)
-            job("push-outbox", every: poll) { try await dispatcher.drain(maxRows: 50_000) > 0 },
+            // bounded, so that a round past its deadline is a stuck one (`BackgroundJob`)
+            job("push-outbox", every: poll) { try await dispatcher.drain(claimingFor: .seconds(10)) > 0 },
             job("purge-finished-pushes", every: .seconds(3600)) {
                 try await dispatcher.purgeFinished()
                 return false

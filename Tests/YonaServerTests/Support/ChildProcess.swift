@@ -68,12 +68,17 @@ final class ChildProcess: @unchecked Sendable {
     static func server(_ arguments: [String], environment: [String: String], directory: String? = nil, output: String = "/dev/null")
         throws -> ChildProcess
     {
+        try ChildProcess(try serverExecutable(), arguments, environment: environment, directory: directory, output: output)
+    }
+
+    /// The path of the `yona-server` that `swift build --build-tests` put next to the test bundle.
+    static func serverExecutable() throws -> String {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("yona-server").path }
         guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw TestSetupError(description: "yona-server executable not found next to the test bundle")
         }
-        return try ChildProcess(executable, arguments, environment: environment, directory: directory, output: output)
+        return executable
     }
 
     /// Whether the child still runs (reaps it when it has ended).
