@@ -29,14 +29,28 @@ import Testing
         }
     }
 
+    /// A user with a phone (`token`) and the gambling no-go goal, logged in to the VPN: the user, and the anonymized
+    /// id and device index the classifier posts for.
+    static func phoneUser(_ server: TestServer, _ token: String) async throws -> (user: TestUser, ua: String, index: Int) {
+        let user = try await server.createUser(extra: BuddyTests.phone(token))
+        try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+        let (ua, index) = try await server.vpnLogin(user)
+        return (user, ua, index)
+    }
+
+    /// A visit to the gambling site by the user's device, `n` × 20 minutes ago: one goal conflict.
+    static func conflict(_ server: TestServer, _ ua: String, _ index: Int, _ n: Int) async throws {
+        let response = try await server.postNetworkActivity(
+            ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(n)", at: Date().addingTimeInterval(-Double(n) * 1200))
+        try #require(response.status == 204, "\(response.text)")
+    }
+
     @Test(arguments: TestDatabase.available)
     func fiftyMessagesWhileTheSinkIsDownArriveAsOnePushNamingTheNewest(db: TestDatabase) async throws {
         let emulator = try await FCMEmulator.start()
         try await withServer(db, adjust: try emulator.configure(workers: false)) { server in
             // setup: a user with a phone and a no-go goal; whatever the set-up queued is sent
-            let bob = try await server.createUser(extra: BuddyTests.phone("ok-coalesce"))
-            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
-            let (ua, index) = try await server.vpnLogin(bob)
+            let (bob, ua, index) = try await Self.phoneUser(server, "ok-coalesce")
             // the server's drain, with a client that waits out however long this loaded machine takes to post below
             let (provider, _) = try await FCMTests.provider(emulator, timeout: 300)
             let dispatcher = PushDispatcher(
@@ -44,18 +58,12 @@ import Testing
                 skipLocked: db == .postgres, logger: server.app.logger)
             while try await dispatcher.drainOnce(now: Date().addingTimeInterval(7200)) > 0 {}
             let before = try Self.pushed(emulator, "ok-coalesce").count
-            func conflict(_ n: Int) async throws {
-                let response = try await server.postNetworkActivity(
-                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(n)",
-                    at: Date().addingTimeInterval(-Double(n) * 1200))
-                try #require(response.status == 204, "\(response.text)")
-            }
 
             // act 1: Firebase is down; the first conflict's push goes out and fails, the next 24 fold into it
             emulator.setDown(true)
-            try await conflict(1)
+            try await Self.conflict(server, ua, index, 1)
             #expect(try await dispatcher.drainOnce(now: Date().addingTimeInterval(7200)) == 1)
-            for n in 2...25 { try await conflict(n) }
+            for n in 2...25 { try await Self.conflict(server, ua, index, n) }
             let folded = try await Self.open(server)
             #expect(folded.count == 1, "one push waits for 25 messages")
             #expect(folded.first?.attempts == 1, "it keeps the failed attempt's count")
@@ -65,7 +73,7 @@ import Testing
             let round = Task { try await dispatcher.drainOnce(now: Date().addingTimeInterval(7200)) }
             for _ in 0..<200 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(25)) }
             try #require(emulator.hungRequests == 1)
-            for n in 26...50 { try await conflict(n) }
+            for n in 26...50 { try await Self.conflict(server, ua, index, n) }
             #expect(try await Self.open(server).count == 2, "the push out, and one waiting behind it")
             emulator.setHanging(false)
             #expect(try await round.value == 1)
@@ -94,16 +102,9 @@ import Testing
     @Test(arguments: TestDatabase.available)
     func aWithdrawnMessageHandsItsPushOnToTheNewestStillThere(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            let bob = try await server.createUser(extra: BuddyTests.phone("fiid-withdraw"))
-            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
-            let (ua, index) = try await server.vpnLogin(bob)
+            let (bob, ua, index) = try await Self.phoneUser(server, "fiid-withdraw")
             while try await server.app.pushDispatcher.drainOnce(now: Date().addingTimeInterval(7200)) > 0 {}
-            for n in 1...3 {
-                let response = try await server.postNetworkActivity(
-                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(n)",
-                    at: Date().addingTimeInterval(-Double(n) * 1200))
-                try #require(response.status == 204)
-            }
+            for n in 1...3 { try await Self.conflict(server, ua, index, n) }
             let ids = Array(try await Self.inbox(server, bob).reversed())
             try #require(ids.count == 3)
             #expect(try await Self.open(server).map(\.messageID) == [ids[2]])
@@ -175,9 +176,7 @@ import Testing
     @Test(arguments: TestDatabase.available)
     func aDeviceIsPushedAtMostOncePerInterval(db: TestDatabase) async throws {
         try await withServer(db) { server in
-            let bob = try await server.createUser(extra: BuddyTests.phone("fiid-interval"))
-            try await server.addNoGoGoal(bob, category: GoalsTests.gambling)
-            let (ua, index) = try await server.vpnLogin(bob)
+            let (bob, ua, index) = try await Self.phoneUser(server, "fiid-interval")
             let counter = PushTests.CountingProvider(LogPushProvider(logger: server.app.logger))
             var settings = server.app.yona.config.push
             settings.minimumIntervalSeconds = 60
@@ -185,21 +184,15 @@ import Testing
                 db: server.app.db, provider: counter, settings: settings, publicBaseURL: "http://127.0.0.1", skipLocked: db == .postgres,
                 logger: server.app.logger, metrics: server.app.yona.metrics)
             while try await dispatcher.drainOnce() > 0 {}
-            func conflict(_ n: Int) async throws {
-                let response = try await server.postNetworkActivity(
-                    ua, deviceIndex: index, categories: ["gambling"], url: "https://poker.example/\(n)",
-                    at: Date().addingTimeInterval(-Double(n) * 1200))
-                try #require(response.status == 204)
-            }
             let pushedBefore = counter.order.withLockedValue { $0["fiid-interval"] ?? [] }.count
             // the first conflict is pushed at once
-            try await conflict(1)
+            try await Self.conflict(server, ua, index, 1)
             #expect(try await dispatcher.drainOnce() == 1)
             // the next, a moment later, is put off; the third folds into it
-            try await conflict(2)
+            try await Self.conflict(server, ua, index, 2)
             let putOffAt = Date()
             #expect(try await dispatcher.drainOnce() == 1)
-            try await conflict(3)
+            try await Self.conflict(server, ua, index, 3)
             let waiting = try await Self.open(server)
             #expect(waiting.count == 1)
             #expect(waiting.first.map { $0.nextAttemptAt > putOffAt && $0.attempts == 0 } == true, "put off, no attempt counted")

@@ -1,5 +1,6 @@
 """What the benchmark drivers share: calling the server's API and Yona's timestamp format."""
 import json
+import time
 import urllib.error
 import urllib.request
 from datetime import timezone
@@ -33,3 +34,53 @@ def ok(answer, expected=200):
 
 def stamp(moment):
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+0000"
+
+
+def person(base, name, number, last_name="Test"):
+    """Signs up and confirms (a test server's code, 1234) someone with an Android phone whose Instance ID is
+    `fiid-<number without +>`: their id, number, password headers, VPN login and profile path."""
+    created = ok(call(base, "POST", "/users/", body={
+        "firstName": name, "lastName": last_name, "nickname": name[:3], "mobileNumber": number, "deviceName": "Phone",
+        "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
+        "deviceFirebaseInstanceId": f"fiid-{number[1:]}"}, timeout=30), 201)
+    user = {"id": created["_links"]["edit"]["href"].split("?")[0].rsplit("/", 1)[1], "number": number,
+            "headers": {"Yona-Password": created["yonaPassword"]}}
+    user["profile"] = f"/users/{user['id']}?requestingUserId={user['id']}"
+    ok(call(base, "POST", f"/users/{user['id']}/confirmMobileNumber", user["headers"], {"code": "1234"}, timeout=30))
+    profile = ok(call(base, "GET", user["profile"], user["headers"], timeout=30))
+    user["vpn"] = profile["_embedded"]["yona:devices"]["_embedded"]["yona:devices"][0]["vpnProfile"]["vpnLoginID"]
+    return user
+
+
+def messages(base, user, kind=None):
+    """Every message in the user's inbox (all pages, newest first), or those of one kind."""
+    found, url = [], f"/users/{user['id']}/messages/?size=100"
+    while url:
+        page = ok(call(base, "GET", url, user["headers"], timeout=30))
+        found += page.get("_embedded", {}).get("yona:messages", [])
+        url = page.get("_links", {}).get("next", {}).get("href")
+    return [m for m in found if kind is None or m["@type"] == kind]
+
+
+def until(what, check, seconds=60):
+    """`check()`'s first truthy answer, asked every half second for up to `seconds`."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def befriend(base, asking, asked, last_name="Test"):
+    """`asking` sends `asked` a buddy request, `asked` accepts it, and `asking` has the answer."""
+    ok(call(base, "POST", f"/users/{asking['id']}/buddies/", asking["headers"], {
+        "_embedded": {"yona:user": {"firstName": "Bob", "lastName": last_name, "mobileNumber": asked["number"],
+                                    "emailAddress": "b@example.com"}},
+        "message": "buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"}, timeout=30), 201)
+    request = until("the buddy request", lambda: [m for m in messages(base, asked, "BuddyConnectRequestMessage")
+                                                  if "yona:accept" in m["_links"]])
+    ok(call(base, "POST", request[0]["_links"]["yona:accept"]["href"], asked["headers"], {"properties": {"message": "yes"}},
+            timeout=30))
+    until("the acceptance", lambda: messages(base, asking, "BuddyConnectResponseMessage"))

@@ -29,37 +29,14 @@ def call(method, url, headers=None, body=None, timeout=30):
 
 
 def person(name, number):
-    created = ok(call("POST", f"{PUBLIC}/users/", body={
-        "firstName": name, "lastName": "Compose", "nickname": name[:3], "mobileNumber": number, "deviceName": "Phone",
-        "deviceOperatingSystem": "ANDROID", "deviceAppVersion": "1.0", "deviceAppVersionCode": 1,
-        "deviceFirebaseInstanceId": f"fiid-{number[1:]}"}), 201)
-    user = {"id": created["_links"]["edit"]["href"].split("?")[0].rsplit("/", 1)[1], "number": number,
-            "headers": {"Yona-Password": created["yonaPassword"]}}
-    ok(call("POST", f"{PUBLIC}/users/{user['id']}/confirmMobileNumber", user["headers"], {"code": "1234"}))
-    profile = ok(call("GET", f"{PUBLIC}/users/{user['id']}?requestingUserId={user['id']}", user["headers"]))
-    device = profile["_embedded"]["yona:devices"]["_embedded"]["yona:devices"][0]
-    user["vpn"] = device["vpnProfile"]["vpnLoginID"]
-    return user
+    return bench_api.person(PUBLIC, name, number, "Compose")
 
 
 def messages(user, kind=None):
-    """Every message in the user's inbox (all pages), or those of one kind."""
-    found, url = [], f"{PUBLIC}/users/{user['id']}/messages/?size=100"
-    while url:
-        page = ok(call("GET", url, user["headers"]))
-        found += page.get("_embedded", {}).get("yona:messages", [])
-        url = page.get("_links", {}).get("next", {}).get("href")
-    return [m for m in found if kind is None or m["@type"] == kind]
+    return bench_api.messages(PUBLIC, user, kind)
 
 
-def until(what, check, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+until = bench_api.until
 
 
 def conflict(user, moment):
@@ -77,12 +54,7 @@ def pushes_sent():
 def smoke():
     stem = f"+3161{int(time.time()) % 1_000_000:06d}"
     richard, bob = person("Richard", stem + "1"), person("Bob", stem + "2")
-    ok(call("POST", f"{PUBLIC}/users/{richard['id']}/buddies/", richard["headers"], {
-        "_embedded": {"yona:user": {"firstName": "Bob", "lastName": "Compose", "mobileNumber": bob["number"], "emailAddress": "b@example.com"}},
-        "message": "buddy?", "sendingStatus": "REQUESTED", "receivingStatus": "REQUESTED"}), 201)
-    request = until("the buddy request", lambda: [m for m in messages(bob, "BuddyConnectRequestMessage") if "yona:accept" in m["_links"]])
-    ok(call("POST", request[0]["_links"]["yona:accept"]["href"], bob["headers"], {"properties": {"message": "yes"}}))
-    until("the acceptance", lambda: messages(richard, "BuddyConnectResponseMessage"))
+    bench_api.befriend(PUBLIC, richard, bob, "Compose")
     assert conflict(richard, datetime.now(timezone.utc))[0] == 204
     copy = until("the conflict at the buddy", lambda: messages(bob, "GoalConflictMessage"))
     assert copy[0]["nickname"] == "Ric" and copy[0].get("url") is None, copy[0]
