@@ -61,17 +61,25 @@ import Testing
     @Test(.enabled(if: PythonClients.runnable)) func theWebPushEmulatorAnswersPywebpush() async throws {
         let emulator = try await WebPushEmulator.start()
         let keyFile = try Self.file("vapid.pem", P256.Signing.PrivateKey().pemRepresentation)
-        func send(_ subscription: WebPushSubscription, _ text: String) async throws -> [String: Any] {
+        func send(_ subscription: WebPushSubscription, _ text: String, topic: String = "") async throws -> [String: Any] {
             try await PythonClients.run(
                 "push_clients.py",
-                ["webpush", subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, keyFile, "mailto:ops@yona.example", text])
+                [
+                    "webpush", subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, keyFile, "mailto:ops@yona.example", text,
+                    topic,
+                ])
         }
         let subscription = emulator.subscribe("ok-1")
         #expect(try await send(subscription, "Hello, Yona ✓ 42")["status"] as? Int == 201)
         #expect(emulator.plaintexts("ok-1") == [Data("Hello, Yona ✓ 42".utf8)])
         let gone = try await send(emulator.subscribe("gone-1"), "x")
         #expect(gone["status"] as? Int == 410)
+        // RFC 8030's Topic: taken when it is at most 32 URL-safe base64 characters, refused with 400 otherwise
+        #expect(try await send(emulator.subscribe("ok-2"), "y", topic: "inbox")["status"] as? Int == 201)
+        #expect(emulator.headers("ok-2").first?["topic"] == "inbox")
         #expect(emulator.problems.isEmpty, "\(emulator.problems)")
+        #expect(try await send(emulator.subscribe("ok-3"), "z", topic: "not a topic")["status"] as? Int == 400)
+        #expect(emulator.problems == ["TOPIC"])
         await emulator.stop()
     }
 

@@ -3,14 +3,14 @@ what the client made of the answer as one JSON object. The exit code is 0 whatev
 
 Usage: push_clients.py apns BASE_URL CA_FILE KEY_FILE KEY_ID TEAM_ID TOPIC DEVICE_TOKEN MESSAGE_ID
          → {"sent": true, "apnsId": <apns-id>} or {"sent": false, "status": <status>, "reason": <reason>}
-       push_clients.py webpush ENDPOINT P256DH AUTH VAPID_KEY_FILE SUBJECT TEXT
+       push_clients.py webpush ENDPOINT P256DH AUTH VAPID_KEY_FILE SUBJECT TEXT [TOPIC]
          → {"status": <status>} or {"error": "WebPushException", "status": <status>[, "retryAfter": <value>]}
 
 apns: aioapns 4.0 with token (.p8 ES256) auth, a background push at priority 5, over HTTP/2 and TLS to
 BASE_URL (https://127.0.0.1:PORT), trusting only CA_FILE. KEY_FILE is the PEM private key itself.
 webpush: pywebpush 2.5.0 with aes128gcm (RFC 8291) and VAPID (RFC 8292) claims {"sub": SUBJECT}; the library
 fills in aud (the endpoint's origin) and exp (12 hours on). VAPID_KEY_FILE is a PEM P-256 private key
-(PKCS#8 or SEC1), read by py_vapid as is.
+(PKCS#8 or SEC1), read by py_vapid as is. TOPIC, when given, goes as RFC 8030's `Topic` header.
 """
 import json
 import sys
@@ -62,7 +62,7 @@ def apns(base, ca_file, key_file, key_id, team_id, topic, device_token, message_
     return asyncio.run(send())
 
 
-def webpush(endpoint, p256dh, auth, vapid_key_file, subject, text):
+def webpush(endpoint, p256dh, auth, vapid_key_file, subject, text, topic=""):
     from pywebpush import WebPushException, webpush
 
     try:
@@ -73,7 +73,7 @@ def webpush(endpoint, p256dh, auth, vapid_key_file, subject, text):
             vapid_claims={"sub": subject},
             content_encoding="aes128gcm",
             ttl=86400,
-            headers={"Urgency": "normal"},
+            headers={"Urgency": "normal", **({"Topic": topic} if topic else {})},
             timeout=TIMEOUT,
         )
         return {"status": response.status_code}
