@@ -41,6 +41,7 @@ package func routes(_ app: Application) {
         let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
         AdminActivityCategoriesController.register(internalAPI.grouped("admin"))
         SystemMessagesController.register(internalAPI.grouped("admin"))
+        WhiteListController.register(internalAPI.grouped("admin"))
         AnalysisController.register(internalAPI)
     }
     Route.cachePatterns(app.routes)

@@ -38,6 +38,8 @@ public struct AppConfig: Sendable {
     public var buddyRequestsPerAccountPerDay: Int = 20
     /// Profile photos one account may upload a day (each is kept for the retention period even once replaced).
     public var photoUploadsPerAccountPerDay: Int = 20
+    /// Who may get an account: a cap and white-listed numbers (operations.md "Limiting sign-up").
+    package var signUp = SignUpGate()
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
     /// Seals each user's anonymized id for the lost-phone overwrite; generated and kept in the data directory when unset.
@@ -223,6 +225,13 @@ public struct AppConfig: Sendable {
         }
         if let raw = env["YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY"] {
             config.photoUploadsPerAccountPerDay = try positive(raw, "YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY")
+        }
+        if let raw = env["YONA_MAX_USERS"] { config.signUp.maxUsers = try positive(raw, "YONA_MAX_USERS") }
+        if let raw = env["YONA_WHITE_LIST_FREE_SIGN_UP"] {
+            config.signUp.whiteListFreeSignUp = try parseBool(raw, "YONA_WHITE_LIST_FREE_SIGN_UP")
+        }
+        if let raw = env["YONA_WHITE_LIST_INVITED_USERS"] {
+            config.signUp.whiteListInvitedUsers = try parseBool(raw, "YONA_WHITE_LIST_INVITED_USERS")
         }
         if let raw = env["YONA_PUSH_LEASE_SECONDS"] { config.push.leaseSeconds = TimeInterval(try positive(raw, "YONA_PUSH_LEASE_SECONDS")) }
         if let raw = env["YONA_PUSH_BACKOFF_SECONDS"] { config.push.backoffSeconds = TimeInterval(try positive(raw, "YONA_PUSH_BACKOFF_SECONDS")) }

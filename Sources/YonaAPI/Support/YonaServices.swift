@@ -122,7 +122,7 @@ extension Request {
         UserService(
             db: db, sms: application.sms(on: db, locale: context.locale), recovery: application.yona.recovery,
             testServer: application.yona.config.testServer,
-            vpnAccounts: application.yona.vpnAccounts)
+            vpnAccounts: application.yona.vpnAccounts, signUp: application.yona.config.signUp)
     }
 
     package var devices: DeviceService { DeviceService(db: db, users: users) }

@@ -137,6 +137,18 @@ extension ErrorCode {
                 "A buddy already invited this number; open the invitation link to take the account over.",
                 "Een buddy heeft dit nummer al uitgenodigd; open de link in de uitnodiging om het account over te nemen."
             )
+        case .maximumNumberOfUsersReached:
+            ("Reached the maximum number of users that is currently allowed", "Het maximum toegestane gebruikersaantal is bereikt")
+        case .numberAlreadyWhiteListed:
+            (
+                "Mobile number '{0}' is already on the white list of allowed numbers",
+                "Mobiel nummer '{0}' staat al op de lijst van toegestane nummers"
+            )
+        case .numberNotWhiteListed:
+            (
+                "Mobile number '{0}' does not occur on the white list of allowed numbers",
+                "Mobiel nummer '{0}' staat niet op de lijst van toegestane nummers"
+            )
         case .overwriteCodeNotSet:
             (
                 "There is no account-overwrite code for this number; request one first.",

@@ -37,11 +37,15 @@ package struct InvitationService: Sendable {
         package let record: User
         package let anonymized: UserAnonymized
         package let temporaryPassword: String
+        /// The number's sign-up gate (invited users count toward the cap and may be limited to the white list).
+        package let signUp: SignUpGate
+        package let number: MobileNumber
         package var userID: UUID { record.id! }
 
         /// Inserts the identity row, its anonymized twin and the mandatory goals.
         package func insert(on tx: any Database) async throws {
             try await record.create(on: tx)
+            try await signUp.admit(number, as: .invited, on: tx)
             try await anonymized.create(on: tx)
             for goal in try await GoalService.mandatoryGoals(for: anonymized.id!, on: tx) {
                 try await goal.create(on: tx)
@@ -53,6 +57,8 @@ package struct InvitationService: Sendable {
     /// Makes the account of an invitee; the inviter's names for it stand until the invitee changes them.
     /// `inviter` is whose Argon2id turn it takes (one at a time per account).
     package func prepare(firstName: String, lastName: String, mobileNumber: MobileNumber, inviter: UUID) async throws -> Invitee {
+        // refused before the slow key derivation; counted again (with the cap) in the transaction
+        try await users.signUp.checkWhiteList(mobileNumber, as: .invited, on: db)
         let temporaryPassword =
             users.testServer
             ? Self.testServerTemporaryPassword
@@ -82,7 +88,7 @@ package struct InvitationService: Sendable {
         return Invitee(
             record: record,
             anonymized: UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)),
-            temporaryPassword: temporaryPassword)
+            temporaryPassword: temporaryPassword, signUp: users.signUp, number: mobileNumber)
     }
 
     /// Queues the invitation by SMS, and by e-mail when the inviter gave an address, in the transaction that makes

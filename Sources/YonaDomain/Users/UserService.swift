@@ -18,6 +18,8 @@ package struct UserService: Sendable {
     package let testServer: Bool
     /// Where device changes queue their VPN accounts (nil without a directory).
     package var vpnAccounts: VPNAccountQueue? = nil
+    /// Who may get an account (the cap and the white list); invitations pass it too (`InvitationService`).
+    package var signUp = SignUpGate()
 
     /// Creates the identity row, its anonymized twin and the first device in one transaction,
     /// and sends the confirmation code. Returns the new password, which is never stored.
@@ -55,6 +57,8 @@ package struct UserService: Sendable {
             afterCommit = try await db.transaction { tx in
                 try await replacing?(tx)
                 try await record.create(on: tx)
+                // an overwrite replaces an account: it passes the gate, as Yona's does
+                if replacing == nil { try await signUp.admit(new.mobileNumber, as: .free, on: tx) }
                 try await UserAnonymized(id: privateData.userAnonymizedID, anonymousInboxPublicKey: Data(anonymousInbox.publicKey)).create(on: tx)
                 for goal in try await GoalService.mandatoryGoals(for: privateData.userAnonymizedID, on: tx) {
                     try await goal.create(on: tx)
@@ -402,11 +406,15 @@ package struct UserService: Sendable {
         testServer ? "1234" : String(format: "%04u", SecureRandom.uniform(10_000))
     }
 
-    package init(db: any Database, sms: any SMSSender, recovery: RecoveryKey, testServer: Bool, vpnAccounts: VPNAccountQueue? = nil) {
+    package init(
+        db: any Database, sms: any SMSSender, recovery: RecoveryKey, testServer: Bool, vpnAccounts: VPNAccountQueue? = nil,
+        signUp: SignUpGate = SignUpGate()
+    ) {
         self.db = db
         self.sms = sms
         self.recovery = recovery
         self.testServer = testServer
         self.vpnAccounts = vpnAccounts
+        self.signUp = signUp
     }
 }

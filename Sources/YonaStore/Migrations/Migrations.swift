@@ -61,5 +61,6 @@ package enum YonaMigrations {
         LeaseTextsAsTheOtherOutboxes(),
         AddPushAddressesToDevicesAnonymized(),
         CoalescePushesPerDevice(),
+        CreateWhiteListedNumbers(),
     ]
 }
