@@ -38,6 +38,7 @@ package func routes(_ app: Application) {
 
     on(.internal) {
         MetricsController.register(app)
+        ConsoleController.register(app)
         let internalAPI = app.grouped(InternalTokenMiddleware(token: app.yona.internalToken))
         AdminActivityCategoriesController.register(internalAPI.grouped("admin"))
         SystemMessagesController.register(internalAPI.grouped("admin"))

@@ -40,6 +40,8 @@ public struct AppConfig: Sendable {
     public var photoUploadsPerAccountPerDay: Int = 20
     /// Who may get an account: a cap and white-listed numbers (operations.md "Limiting sign-up").
     package var signUp = SignUpGate()
+    /// A console session ends after this long without a request (`YONA_CONSOLE_IDLE_SECONDS`).
+    public var consoleIdleTimeout: TimeInterval = 1800
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
     /// Seals each user's anonymized id for the lost-phone overwrite; generated and kept in the data directory when unset.
@@ -226,6 +228,7 @@ public struct AppConfig: Sendable {
         if let raw = env["YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY"] {
             config.photoUploadsPerAccountPerDay = try positive(raw, "YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY")
         }
+        if let raw = env["YONA_CONSOLE_IDLE_SECONDS"] { config.consoleIdleTimeout = TimeInterval(try positive(raw, "YONA_CONSOLE_IDLE_SECONDS")) }
         if let raw = env["YONA_MAX_USERS"] { config.signUp.maxUsers = try positive(raw, "YONA_MAX_USERS") }
         if let raw = env["YONA_WHITE_LIST_FREE_SIGN_UP"] {
             config.signUp.whiteListFreeSignUp = try parseBool(raw, "YONA_WHITE_LIST_FREE_SIGN_UP")

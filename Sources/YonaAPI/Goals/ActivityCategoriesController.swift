@@ -80,7 +80,7 @@ package enum AdminActivityCategoriesController {
     }
 
     /// No two categories share a name in any language (Yona's `error.activitycategory.duplicate.name`).
-    private static func checkNamesAreFree(_ category: ActivityCategory, on db: any Database) async throws {
+    package static func checkNamesAreFree(_ category: ActivityCategory, on db: any Database) async throws {
         for other in try await ActivityCategory.query(on: db).all() where other.id != category.id {
             for (locale, name) in category.names where other.names[locale]?.caseInsensitiveCompare(name) == .orderedSame {
                 throw YonaError(.duplicateActivityCategoryName)

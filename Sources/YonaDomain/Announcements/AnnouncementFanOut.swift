@@ -87,6 +87,14 @@ package struct AnnouncementFanOut: Sendable {
         return try row?.decode(column: "n", as: Int.self) ?? 0
     }
 
+    /// Users one announcement still has to reach.
+    package func pending(of announcementID: UUID) async throws -> Int {
+        let row = try await db.sql.raw(
+            "SELECT COUNT(*) AS n FROM \(unsafeRaw: Self.recipientsTable) WHERE announcement_id = \(bind: announcementID)"
+        ).first()
+        return try row?.decode(column: "n", as: Int.self) ?? 0
+    }
+
     private struct Recipient: Decodable {
         package let announcementID: UUID
         package let userAnonymizedID: UUID

@@ -51,6 +51,19 @@ package struct AnnouncementService: Sendable {
         }
     }
 
+    /// Ends an announcement now (the console's "expire early"): its copies are hidden at once and purged with the
+    /// other expired ones. An unknown or already expired one is left as it is.
+    package func expire(_ id: UUID, now: Date = Date()) async throws {
+        try await SystemAnnouncement.query(on: db).filter(\.$id == id)
+            .group(.or) { $0.filter(\.$expiresAt == nil).filter(\.$expiresAt > now) }
+            .set(\.$expiresAt, to: now).update()
+    }
+
+    /// The newest announcements, for the console.
+    package func recent(limit: Int = 50) async throws -> [SystemAnnouncement] {
+        try await SystemAnnouncement.query(on: db).sort(\.$createdAt, .descending).limit(limit).all()
+    }
+
     /// Ids of announcements that have expired; their copies are hidden at once and purged soon after.
     package func expiredIDs(now: Date = Date()) async throws -> [UUID] {
         try await SystemAnnouncement.query(on: db).filter(\.$expiresAt <= now).all(\.$id)

@@ -62,5 +62,6 @@ package enum YonaMigrations {
         AddPushAddressesToDevicesAnonymized(),
         CoalescePushesPerDevice(),
         CreateWhiteListedNumbers(),
+        CreateConsoleSessions(),
     ]
 }
