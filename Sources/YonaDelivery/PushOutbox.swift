@@ -151,6 +151,27 @@ package enum PushOutbox {
         return (try await open.count(), try await open.sort(\.$createdAt).first()?.createdAt)
     }
 
+    /// Unfinished pushes per provider (by the address the device holds: `FCM`, `APNs`, `Web Push`, or `none` for a
+    /// device whose address was cleared meanwhile) and when the oldest of each was queued.
+    package static func depthByProvider(on db: any Database) async throws -> [String: (count: Int, oldest: Date?)] {
+        let rows = try await db.sql.raw(
+            """
+            SELECT CASE WHEN d.apns_token IS NOT NULL THEN 'APNs' WHEN d.web_push_subscription IS NOT NULL THEN 'Web Push'
+            WHEN d.firebase_instance_id IS NOT NULL THEN 'FCM' ELSE 'none' END AS provider, o.created_at AS created_at
+            FROM \(unsafeRaw: PendingPush.schema) o LEFT JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.id = o.device_anonymized_id
+            WHERE o.state = 'pending'
+            """
+        ).all()
+        var depths: [String: (count: Int, oldest: Date?)] = [:]
+        for row in rows {
+            let provider = try row.decode(column: "provider", as: String.self)
+            let created = try row.decode(column: "created_at", as: Date.self)
+            let current = depths[provider] ?? (0, nil)
+            depths[provider] = (current.count + 1, min(current.oldest ?? created, created))
+        }
+        return depths
+    }
+
     /// Whether a push to the device holding `token` is due (by `dueBy`) and not yet sent (the test server's wait).
     package static func isWaiting(forToken token: String, dueBy: Date, on db: any Database) async throws -> Bool {
         try await db.sql.raw(

@@ -68,7 +68,7 @@ enum ConsoleCategoriesPage {
             <label for="applications">Apps (comma-separated)</label>
             <input type="text" id="applications" name="applications" value="\(form.applications ?? "")">
             <p><input type="checkbox" id="mandatoryNoGo" name="mandatoryNoGo"\(checked)>
-            <label for="mandatoryNoGo" style="display:inline">Mandatory no-go goal for every user</label></p>
+            <label for="mandatoryNoGo" class="inline">Mandatory no-go goal for every user</label></p>
             <button type="submit">\(editing ? "Save the category" : "Create the category")</button></form>
             <h2>Import and export</h2>
             <p><a href="/admin/categories/export">Export every category</a> (JSON, the format of <code>yona-server categories import</code>).</p>

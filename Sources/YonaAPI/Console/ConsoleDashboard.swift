@@ -12,6 +12,9 @@ enum ConsoleDashboard {
         let opened = try await figures.recency(of: \.$appLastOpenedDate)
         let monitored = try await figures.recency(of: \.$lastMonitoredActivityDate)
         let queues = try await figures.queues()
+        // this process's last counts first, so a single instance shows the current minute too
+        try await req.application.yona.metrics.recent.flush(on: req.db)
+        let history = try await MinuteTallies.history(on: req.db)
         let gate = req.application.yona.config.signUp
         var warning: HTML = ""
         if let cap = gate.maxUsers, accounts.total > cap - SignUpGate.warningMargin(cap) {
@@ -45,8 +48,21 @@ enum ConsoleDashboard {
             <h2>Delivery</h2>
             <table><thead><tr><th scope="col">Queue</th><th scope="col">Waiting</th><th scope="col">Oldest</th></tr></thead>
             <tbody>\(queueRows)</tbody></table>
-            <p>Rates and failures by cause: <code>/metrics</code> on this listener (docs/operations.md "Metrics").</p>
+            <h2>The last hour</h2>
+            \(Self.charts(history))
+            <p>Every instance's counts, per minute; the same and more as Prometheus metrics at <code>/metrics</code>.</p>
             """)
+    }
+
+    /// One chart per kind with any count in the hour: pushes, texts, mail, then the analyzer, each by outcome and cause.
+    private static func charts(_ history: [String: [Int]]) -> HTML {
+        let kinds = history.filter { $0.value.contains { $0 > 0 } }.keys.sorted { lhs, rhs in
+            let order = ["pushes sent", "pushes", "texts", "mail", "analyzer", "goal"]
+            let rank = { (name: String) in order.firstIndex { name.hasPrefix($0) } ?? order.count }
+            return (rank(lhs), lhs) < (rank(rhs), rhs)
+        }
+        guard !kinds.isEmpty else { return "<p>Nothing was delivered or reported in the last hour.</p>" }
+        return HTML.join(kinds.map { ConsoleChart.bars($0, history[$0] ?? []) })
     }
 
     private static func recencyRow(_ title: String, _ recency: ConsoleFigures.Recency) -> HTML {

@@ -16,6 +16,9 @@ package struct ConsoleGuard: AsyncMiddleware {
         }
         req.consoleSessionToken = token
         if req.method == .POST {
+            // Middleware runs before the route collects the body: a form larger than the first chunk (an import)
+            // would otherwise be read in part.
+            _ = try await req.body.collect(max: req.application.yona.config.maxBodyBytes).get()
             let presented = try? req.content.get(String.self, at: "csrf")
             guard ConsoleSessions.isValid(csrf: presented, for: token) else {
                 return ConsolePage.render(

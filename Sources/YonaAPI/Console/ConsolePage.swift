@@ -95,7 +95,7 @@ package enum ConsolePage {
         label{display:block;margin:.6rem 0 .2rem;font-weight:600}input[type=text],input[type=password],textarea{width:100%;max-width:36rem}
         textarea{min-height:5rem}button{margin:.5rem 0;padding:.3rem .9rem}.notice{background:#e3f4e3;padding:.5rem}
         .error{background:#fbe3e3;padding:.5rem}form.inline{display:inline}:focus{outline:3px solid #f0a000}
-        svg{background:#fff;border:1px solid #ccc}
+        svg{background:#fff;border:1px solid #ccc}figure{display:inline-block;margin:0 1.5rem 1rem 0}figcaption{font-size:.9rem}label.inline{display:inline}
         """
 }
 

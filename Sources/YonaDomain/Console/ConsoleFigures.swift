@@ -61,8 +61,9 @@ package struct ConsoleFigures: Sendable {
 
     /// Every outbox: pushes, texts and mails, VPN directory changes, and the announcement fan-out.
     package func queues() async throws -> [Queue] {
-        let pushes = try await PushOutbox.depth(on: db)
-        var queues = [Queue(name: "pushes", depth: pushes.count, oldest: pushes.oldest)]
+        let pushes = try await PushOutbox.depthByProvider(on: db)
+        var queues = ["FCM", "APNs", "Web Push"].map { Queue(name: "pushes (\($0))", depth: pushes[$0]?.count ?? 0, oldest: pushes[$0]?.oldest) }
+        if let orphans = pushes["none"] { queues.append(Queue(name: "pushes (address cleared)", depth: orphans.count, oldest: orphans.oldest)) }
         let texts = try await PendingText.query(on: db)
             .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue])
             .field(\.$channel).field(\.$createdAt).all()

@@ -8,6 +8,8 @@ import YonaStore
 /// application, so tests that run many applications in one process do not share counters.
 package final class YonaMetrics: Sendable {
     package let registry = PrometheusCollectorRegistry()
+    /// The same deliveries per minute, for the console's charts of the last hour.
+    package let recent = MinuteTallies()
 
     private static let latencyBuckets: [Duration] = [
         .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
@@ -23,6 +25,7 @@ package final class YonaMetrics: Sendable {
             descriptor: name("pushes", "total", "Push attempts by outcome and provider error code"),
             labels: [("outcome", outcome), ("error_code", errorCode)]
         ).increment()
+        recent.add(errorCode.isEmpty ? "pushes \(outcome)" : "pushes \(outcome): \(errorCode)")
     }
 
     package func pushRetry() {
@@ -57,6 +60,8 @@ package final class YonaMetrics: Sendable {
 
     package func analyzerEvents(_ count: Int, conflicts: Int) {
         registry.makeCounter(descriptor: name("analyzer_events", "total", "Activity events recorded")).increment(by: Int64(count))
+        recent.add("analyzer events", count)
+        recent.add("goal conflict messages", conflicts)
         if conflicts > 0 {
             registry.makeCounter(descriptor: name("goal_conflict_messages", "total", "Goal-conflict messages raised (own and buddy copies)"))
                 .increment(by: Int64(conflicts))
@@ -82,6 +87,7 @@ package final class YonaMetrics: Sendable {
             descriptor: name("texts", "total", "Texts and e-mails by channel and outcome (sent, retry, rejected, failed)"),
             labels: [("channel", channel), ("outcome", outcome)]
         ).increment()
+        recent.add("\(channel == "email" ? "mail" : "texts") \(outcome)")
     }
 
     package func pushPutOff() {

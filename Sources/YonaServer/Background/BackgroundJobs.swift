@@ -11,6 +11,16 @@ extension Application {
         yona.config.push.workersEnabled ? allBackgroundJobs : []
     }
 
+    /// Adds this process's deliveries per minute to `delivery_minutes` (the console's charts); every `serve` and
+    /// `workers` process runs it, whether or not it runs the other jobs.
+    var deliveryHistoryJob: BackgroundJob {
+        let app = self
+        return BackgroundJob(name: "delivery-history", idle: .seconds(60), logger: logger, metrics: yona.metrics) {
+            try await app.yona.metrics.recent.flush(on: app.db)
+            return false
+        }
+    }
+
     /// Every background job, whether or not this process runs them.
     var allBackgroundJobs: [BackgroundJob] {
         let app = self

@@ -93,6 +93,8 @@ enum YonaRuntime {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = app.backgroundJobs.map {
             .init(service: $0, serviceName: $0.name)
         }
+        // every process adds its own deliveries to the console's per-minute history (whatever else it runs)
+        services.append(.init(service: app.deliveryHistoryJob, serviceName: "delivery-history"))
         if publicListener || app.yona.config.internalPort != nil {
             services.append(.init(service: HTTPListeners(app, publicListener: publicListener), serviceName: "http-listeners"))
         }

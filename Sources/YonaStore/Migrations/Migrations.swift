@@ -63,5 +63,6 @@ package enum YonaMigrations {
         CoalescePushesPerDevice(),
         CreateWhiteListedNumbers(),
         CreateConsoleSessions(),
+        CreateDeliveryMinutes(),
     ]
 }

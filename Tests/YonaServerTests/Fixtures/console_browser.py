@@ -16,6 +16,8 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 PAGES = ["/admin/", "/admin/categories", "/admin/announcements", "/admin/white-list", "/admin/lost-phone"]
 
@@ -29,6 +31,19 @@ def browser():
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(60)
     return driver
+
+
+def navigating(driver, action):
+    """Does what leaves the page (a click, Enter in a form) and waits until the next page has loaded: read too early,
+    the old page's elements go stale under it (the whole suite runs on two cores)."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    action()
+    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def click(driver, xpath):
+    navigating(driver, lambda: driver.find_element(By.XPATH, xpath).click())
 
 
 def text_of(driver, selector):
@@ -51,7 +66,7 @@ def sign_in(driver, base, token):
     driver.get(base + "/admin/")
     field = driver.find_element(By.ID, "token")
     field.send_keys(token)
-    field.send_keys(Keys.ENTER)  # the keyboard alone signs in
+    navigating(driver, lambda: field.send_keys(Keys.ENTER))  # the keyboard alone signs in
 
 
 def submit(driver, form_action, fields, button=None):
@@ -64,7 +79,8 @@ def submit(driver, form_action, fields, button=None):
         else:
             element.clear()
             element.send_keys(value)
-    (form.find_element(By.XPATH, ".//button[normalize-space()='%s']" % button) if button else form.find_element(By.TAG_NAME, "button")).click()
+    target = form.find_element(By.XPATH, ".//button[normalize-space()='%s']" % button) if button else form.find_element(By.TAG_NAME, "button")
+    navigating(driver, target.click)
 
 
 def act(base, token, shots, number, category_en, category_nl, announcement):
@@ -74,7 +90,7 @@ def act(base, token, shots, number, category_en, category_nl, announcement):
         driver.get(base + "/admin/")
         report["unsigned"] = seen(driver)
         driver.save_screenshot(os.path.join(shots, "sign-in.png"))
-        driver.find_element(By.ID, "token").send_keys("not-the-token" + Keys.ENTER)
+        navigating(driver, lambda: driver.find_element(By.ID, "token").send_keys("not-the-token" + Keys.ENTER))
         report["wrongToken"] = seen(driver)
         sign_in(driver, base, token)
         report["signedIn"] = seen(driver)
@@ -94,13 +110,21 @@ def act(base, token, shots, number, category_en, category_nl, announcement):
             "classifierCategories": "hiking, trails", "applications": "TrailApp", "mandatoryNoGo": False,
         })
         report["categorySaved"] = seen(driver)
+        navigating(driver, driver.find_element(By.CSS_SELECTOR, 'a[aria-label="Edit %s"]' % category_en).click)
+        submit(driver, "/admin/categories", {"nameNL": category_nl + " en klimmen"}, button="Save the category")
+        report["categoryEdited"] = seen(driver)
         report["categoriesText"] = driver.find_element(By.TAG_NAME, "main").text
+        imported = [{"localizableName": {"en-US": "Imported Birding", "nl-NL": "Vogels kijken"}, "smoothwallCategories": ["birding"]}]
+        submit(driver, "/admin/categories/import", {"json": json.dumps(imported)})
+        report["imported"] = seen(driver)
+        submit(driver, "/admin/categories/import", {"json": '[{"localizableName": {"en-US": "No classifier"}}]'})
+        report["badImport"] = seen(driver)
 
         driver.get(base + "/admin/announcements")
         submit(driver, "/admin/announcements/preview", {"textEN": announcement, "textNL": "Vannacht onderhoud"})
         report["preview"] = seen(driver)
         report["previewText"] = text_of(driver, "section")
-        driver.find_element(By.XPATH, "//button[normalize-space()='Send to every user']").click()
+        click(driver, "//button[normalize-space()='Send to every user']")
         report["announcementSent"] = seen(driver)
         report["announcementsText"] = driver.find_element(By.TAG_NAME, "main").text
 
@@ -112,7 +136,7 @@ def act(base, token, shots, number, category_en, category_nl, announcement):
         report["withoutCSRF"] = seen(driver)
 
         driver.get(base + "/admin/")
-        driver.find_element(By.XPATH, "//button[normalize-space()='Sign out']").click()
+        click(driver, "//button[normalize-space()='Sign out']")
         report["signedOut"] = seen(driver)
         driver.get(base + "/admin/categories")
         report["afterSignOut"] = seen(driver)
@@ -125,8 +149,13 @@ def scan(base, token, shots):
     driver = browser()
     pages = {}
     unlabeled = {}
+    expired = None
     try:
         sign_in(driver, base, token)
+        # the last task: the announcement sent earlier is expired early
+        driver.get(base + "/admin/announcements")
+        click(driver, "//button[normalize-space()='Expire now']")
+        expired = seen(driver)
         for path in PAGES:
             driver.get(base + path)
             pages[path] = driver.page_source
@@ -140,7 +169,7 @@ def scan(base, token, shots):
             unlabeled[path] = missing
     finally:
         driver.quit()
-    print(json.dumps({"pages": pages, "unlabeled": unlabeled}))
+    print(json.dumps({"pages": pages, "unlabeled": unlabeled, "expired": expired}))
 
 
 def expire(base, token, seconds):
