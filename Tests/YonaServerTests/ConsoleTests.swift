@@ -17,9 +17,8 @@ import Vapor
 
     /// Where the screenshots go: `YONA_CONSOLE_SCREENSHOTS` (docs/console/ is made from it), else a temporary folder.
     static func screenshots(_ db: TestDatabase) throws -> String {
-        let base =
-            ProcessInfo.processInfo.environment["YONA_CONSOLE_SCREENSHOTS"]
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("yona-console-\(UUID().uuidString)").path
+        let configured = ProcessInfo.processInfo.environment["YONA_CONSOLE_SCREENSHOTS"].flatMap { $0.isEmpty ? nil : $0 }
+        let base = configured ?? FileManager.default.temporaryDirectory.appendingPathComponent("yona-console-\(UUID().uuidString)").path
         let folder = (base as NSString).appendingPathComponent(db.rawValue)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder
