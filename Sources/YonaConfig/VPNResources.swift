@@ -154,8 +154,8 @@ package struct VPNResources: Sendable {
         guard let mobileConfigTemplate else { return nil }
         let filled =
             mobileConfigTemplate
-            .replacingOccurrences(of: Self.loginIDPlaceholder, with: Self.xmlEscaped(loginID))
-            .replacingOccurrences(of: Self.passwordPlaceholder, with: Self.xmlEscaped(password))
+            .replacingOccurrences(of: Self.loginIDPlaceholder, with: Markup.escaped(loginID))
+            .replacingOccurrences(of: Self.passwordPlaceholder, with: Markup.escaped(password))
         let bytes = Array(filled.utf8)
         return try signer?.sign(bytes) ?? bytes
     }
@@ -175,20 +175,5 @@ package struct VPNResources: Sendable {
             package let paths: [String]
         }
         package let applinks: AppLinks
-    }
-
-    package static func xmlEscaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import YonaDomain
 
 /// A piece of HTML. Interpolated strings are escaped; only another `HTML` goes in as it is, so no text from a
 /// request or the database can become markup.
@@ -25,19 +26,5 @@ package struct HTML: Sendable, ExpressibleByStringInterpolation {
     }
 
     /// Escapes the five characters that matter in text and in quoted attribute values.
-    package static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    package static func escape(_ text: String) -> String { Markup.escaped(text) }
 }
