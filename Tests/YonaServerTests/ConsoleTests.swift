@@ -136,10 +136,14 @@ import Vapor
             #expect(try await SignUpGateTests.signUp(server, "+31688886666").errorCode == "error.user.maximum.number.reached")
 
             // act: every page after the whole scenario
-            let scan = try await Self.browser(["scan", console, TestServer.internalToken, shots])
+            let scan = try await Self.browser(["scan", console, TestServer.internalToken, shots, parentNumber])
             let pages = try #require(scan["pages"] as? [String: String])
             #expect(Self.seen(scan, "expired", "notice") == "The announcement is expired.")
             #expect(try await AnnouncementTests.systemMessages(server, parent).isEmpty, "expired early: gone from the inbox at once")
+            // the lost-phone request made in the browser stored the code the new phone now uses (test server: 1234)
+            #expect(Self.seen(scan, "lostPhone", "notice") == "If the number has an account, its owner gets a code by text.")
+            let overwritten = try await OverwriteTests.overwrite(server, parentNumber)
+            #expect(overwritten.status == 201, "\(overwritten.text)")
             #expect(pages.count == 5)
             let secrets = [
                 "Wilhelmina", "Mientje", "Bartholomeus", "Kwakkelstein", "bart.kwak@example.org", "example.org", buddyNumber,

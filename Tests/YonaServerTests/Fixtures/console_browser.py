@@ -1,7 +1,7 @@
 """Drives the operator's console in a real headless Chromium (Debian's chromium and chromedriver, through Selenium).
 
     console_browser.py act    BASE TOKEN SHOTS NUMBER CATEGORY_EN CATEGORY_NL ANNOUNCEMENT
-    console_browser.py scan   BASE TOKEN SHOTS
+    console_browser.py scan   BASE TOKEN SHOTS LOST_NUMBER
     console_browser.py expire BASE TOKEN SECONDS
 
 Prints one JSON object of what the browser saw; the Swift test (ConsoleTests) decides what is right.
@@ -145,17 +145,22 @@ def act(base, token, shots, number, category_en, category_nl, announcement):
     print(json.dumps(report))
 
 
-def scan(base, token, shots):
+def scan(base, token, shots, lost_number):
     driver = browser()
     pages = {}
     unlabeled = {}
     expired = None
+    lost = None
     try:
         sign_in(driver, base, token)
         # the last task: the announcement sent earlier is expired early
         driver.get(base + "/admin/announcements")
         click(driver, "//button[normalize-space()='Expire now']")
         expired = seen(driver)
+        # and a lost-phone recovery is started for a number
+        driver.get(base + "/admin/lost-phone")
+        submit(driver, "/admin/lost-phone", {"mobileNumber": lost_number})
+        lost = seen(driver)
         for path in PAGES:
             driver.get(base + path)
             pages[path] = driver.page_source
@@ -169,7 +174,7 @@ def scan(base, token, shots):
             unlabeled[path] = missing
     finally:
         driver.quit()
-    print(json.dumps({"pages": pages, "unlabeled": unlabeled, "expired": expired}))
+    print(json.dumps({"pages": pages, "unlabeled": unlabeled, "expired": expired, "lostPhone": lost}))
 
 
 def expire(base, token, seconds):
