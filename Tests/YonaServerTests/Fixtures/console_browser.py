@@ -14,9 +14,9 @@ from urllib.parse import urlparse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 PAGES = ["/admin/", "/admin/categories", "/admin/announcements", "/admin/white-list", "/admin/lost-phone"]
@@ -34,12 +34,20 @@ def browser():
 
 
 def navigating(driver, action):
-    """Does what leaves the page (a click, Enter in a form) and waits until the next page has loaded: read too early,
-    the old page's elements go stale under it (the whole suite runs on two cores)."""
-    old = driver.find_element(By.TAG_NAME, "html")
+    """Does what leaves the page (a click, Enter in a form) and waits until the next document has loaded: read too
+    early, the old page's elements go stale under it (the whole suite runs on two cores). The old document is marked
+    with a variable the new one does not have; element handles are not used for the wait, since Chromium answers for a
+    node of a document being replaced with an error Selenium's staleness check does not expect."""
+    driver.execute_script("window.yonaLeaving = true")
     action()
-    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(old))
-    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+    def arrived(d):
+        try:
+            return d.execute_script("return window.yonaLeaving === undefined && document.readyState === 'complete'")
+        except WebDriverException:
+            return False  # between two documents
+
+    WebDriverWait(driver, 60).until(arrived)
 
 
 def click(driver, xpath):
