@@ -274,7 +274,10 @@ import Vapor
             let json = String(decoding: exported, as: UTF8.self).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let imported = try await send(
                 .POST, "/admin/categories/import", cookie: cookie, form: "csrf=\(ConsoleSessions.csrfToken(for: token))&json=\(json)")
+            let nul = try await send(
+                .POST, "/admin/white-list", cookie: cookie, form: "csrf=\(ConsoleSessions.csrfToken(for: token))&mobileNumber=%2B31%006")
             // check
+            #expect(nul.status == .badRequest, "a NUL in a form is refused before it reaches the store")
             #expect(signedIn.status == .seeOther)
             #expect(export.status == .ok)
             #expect(export.headers.first(name: "Content-Disposition")?.hasPrefix("attachment") == true)

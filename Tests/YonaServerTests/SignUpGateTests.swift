@@ -61,6 +61,9 @@ import Testing
             let encoded = first.replacingOccurrences(of: "+", with: "%2B")
             let removed = try await server.request(.DELETE, "/admin/whiteListedNumbers/?mobileNumber=\(encoded)", headers: TestServer.bearer)
             let removedAgain = try await server.request(.DELETE, "/admin/whiteListedNumbers/?mobileNumber=\(encoded)", headers: TestServer.bearer)
+            // a NUL (refused by PostgreSQL in a query) is no number: 400, not 500
+            let nul = try await server.request(.DELETE, "/admin/whiteListedNumbers/?mobileNumber=%2B316%0012345", headers: TestServer.bearer)
+            #expect(nul.errorCode == "error.user.mobile.number.invalid")
             let after = try await server.request(.GET, "/admin/whiteListedNumbers/", headers: TestServer.bearer)
             // check
             #expect(added.status == 201)

@@ -19,6 +19,12 @@ package struct ConsoleGuard: AsyncMiddleware {
             // Middleware runs before the route collects the body: a form larger than the first chunk (an import)
             // would otherwise be read in part.
             _ = try await req.body.collect(max: req.application.yona.config.maxBodyBytes).get()
+            // a NUL cannot be stored (PostgreSQL refuses it in text) and no form needs one
+            if let body = req.body.data, Self.holdsNUL(String(buffer: body)) {
+                return ConsolePage.render(
+                    req, title: "Refused", status: .badRequest, error: "A field holds a NUL character, which cannot be stored.",
+                    "<p><a href=\"/admin/\">Back to the dashboard</a></p>")
+            }
             let presented = try? req.content.get(String.self, at: "csrf")
             guard ConsoleSessions.isValid(csrf: presented, for: token) else {
                 return ConsolePage.render(
@@ -29,6 +35,9 @@ package struct ConsoleGuard: AsyncMiddleware {
         }
         return try await next.respond(to: req)
     }
+
+    /// A NUL, raw or form-encoded (`%00`).
+    private static func holdsNUL(_ body: String) -> Bool { body.contains("\u{0}") || body.contains("%00") }
 }
 
 extension Request {

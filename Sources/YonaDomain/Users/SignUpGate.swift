@@ -86,8 +86,10 @@ package struct WhiteList: Sendable {
     /// Removes a number; one not on the list is `error.number.not.white.listed`. An account made while it was
     /// listed stays.
     package func remove(_ raw: String) async throws {
-        let rows = try await WhiteListedNumber.query(on: db).filter(\.$mobileNumber == raw).all()
-        guard !rows.isEmpty else { throw YonaError(.numberNotWhiteListed, quoting: String(raw.prefix(20))) }
+        // only valid numbers are ever added; anything else (a NUL, which PostgreSQL refuses in a query) is not looked up
+        let number = try MobileNumber(raw)
+        let rows = try await WhiteListedNumber.query(on: db).filter(\.$mobileNumber == number.value).all()
+        guard !rows.isEmpty else { throw YonaError(.numberNotWhiteListed, quoting: number.value) }
         for row in rows { try await row.delete(on: db) }
     }
 }
