@@ -119,21 +119,19 @@ enum ConsoleAnnouncementsPage {
         return ConsolePage.redirect("/admin/announcements", notice: "announcement-expired")
     }
 
-    /// The checks `announce` makes, plus the expiry field's format; nothing is stored.
+    /// The form as `announce` takes it, checked by its rules (`AnnouncementService.check`); nothing is stored.
     private static func validated(_ form: Form) throws -> ([String: String], Date?) {
         var translations: [String: String] = [:]
         if let english = nonEmpty(form.textEN) { translations["en-US"] = english }
         if let dutch = nonEmpty(form.textNL) { translations["nl-NL"] = dutch }
-        guard translations["en-US"] != nil else { throw YonaError(.missingProperty, quoting: "textEN") }
-        guard translations.values.allSatisfy({ $0.count <= AnnouncementService.maxTextLength }) else { throw YonaError(.invalidParameter) }
         var expiresAt: Date?
         if let raw = nonEmpty(form.expiresAt) {
             guard let date = localFormat.date(from: raw) ?? localFormat.date(from: raw + ":00") else {
                 throw YonaError(.invalidParameter, quoting: "expiresAt")
             }
-            guard date > Date() else { throw YonaError(.invalidParameter, quoting: "expiresAt") }
             expiresAt = date
         }
+        try AnnouncementService.check(translations: translations, expiresAt: expiresAt)
         return (translations, expiresAt)
     }
 

@@ -103,21 +103,20 @@ enum ConsoleCategoriesPage {
             }
             existing = found
         }
-        let category =
-            existing
-            ?? ActivityCategory(
-                id: UUID(), names: [:], descriptions: [:], classifierCategories: [], applications: [], mandatoryNoGo: false)
-        category.names = names
-        category.descriptions = texts(form.descriptionEN, form.descriptionNL)
-        category.classifierCategories = classifier
-        category.applications = list(form.applications)
-        category.mandatoryNoGo = form.mandatoryNoGo == "on"
+        let category = ActivityCategory(
+            id: existing?.id ?? UUID(), names: names, descriptions: texts(form.descriptionEN, form.descriptionNL),
+            classifierCategories: classifier, applications: list(form.applications), mandatoryNoGo: form.mandatoryNoGo == "on")
         do {
             try await AdminActivityCategoriesController.checkNamesAreFree(category, on: req.db)
         } catch let error as YonaError {
             return try await render(req, form: form, status: .badRequest, error: ConsolePage.message(of: error))
         }
-        try await category.save(on: req.db)
+        if let existing {
+            existing.adopt(category)
+            try await existing.save(on: req.db)
+        } else {
+            try await category.create(on: req.db)
+        }
         return ConsolePage.redirect("/admin/categories", notice: "category-saved")
     }
 

@@ -65,11 +65,7 @@ package enum AdminActivityCategoriesController {
         let existing = try await find(req)
         let changed = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: existing.id!)
         try await checkNamesAreFree(changed, on: req.db)
-        existing.names = changed.names
-        existing.descriptions = changed.descriptions
-        existing.classifierCategories = changed.classifierCategories
-        existing.applications = changed.applications
-        existing.mandatoryNoGo = changed.mandatoryNoGo
+        existing.adopt(changed)
         try await existing.save(on: req.db)
         return try .hal(req.rendering.adminActivityCategory(existing, topLevel: true))
     }

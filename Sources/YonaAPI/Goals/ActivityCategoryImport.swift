@@ -60,11 +60,7 @@ package enum ActivityCategoryImport {
                         entry.id == nil && $0.names[YonaLocale.fallback.rawValue] == entry.category.names[YonaLocale.fallback.rawValue]
                     }
                 if let match {
-                    match.names = entry.category.names
-                    match.descriptions = entry.category.descriptions
-                    match.classifierCategories = entry.category.classifierCategories
-                    match.applications = entry.category.applications
-                    match.mandatoryNoGo = entry.category.mandatoryNoGo
+                    match.adopt(entry.category)
                     try await match.save(on: tx)
                     updated += 1
                 } else {

@@ -18,20 +18,26 @@ package struct AnnouncementService: Sendable {
     /// Validates and stores an announcement; the workers take its recipient snapshot.
     @discardableResult
     package func announce(translations: [String: String], expiresAt: Date?, now: Date = Date()) async throws -> UUID {
+        try Self.check(translations: translations, expiresAt: expiresAt, now: now)
+        let id = UUID()
+        try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: db)
+        return id
+    }
+
+    /// What `announce` accepts (the console's preview checks it without storing): an en-US text, only supported
+    /// locales, no blank or over-long text, an expiry in the future.
+    package static func check(translations: [String: String], expiresAt: Date?, now: Date = Date()) throws(YonaError) {
         guard let english = translations[YonaLocale.fallback.rawValue], !english.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw YonaError(.missingProperty)
         }
         guard
             translations.allSatisfy({ key, text in
-                YonaLocale(rawValue: key) != nil && !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && text.count <= Self.maxTextLength
+                YonaLocale(rawValue: key) != nil && !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && text.count <= maxTextLength
             })
         else {
             throw YonaError(.invalidParameter)
         }
         if let expiresAt, expiresAt <= now { throw YonaError(.invalidParameter) }
-        let id = UUID()
-        try await SystemAnnouncement(id: id, translations: translations, expiresAt: expiresAt, createdAt: now).create(on: db)
-        return id
     }
 
     /// Gives a user created now every announcement that has not expired yet (inside the creating transaction).

@@ -32,4 +32,13 @@ package final class ActivityCategory: Model, @unchecked Sendable {
         self.applications = applications
         self.mandatoryNoGo = mandatoryNoGo
     }
+
+    /// Takes every field but the id from `other` (an edit, or an import's entry for this category).
+    package func adopt(_ other: ActivityCategory) {
+        names = other.names
+        descriptions = other.descriptions
+        classifierCategories = other.classifierCategories
+        applications = other.applications
+        mandatoryNoGo = other.mandatoryNoGo
+    }
 }
