@@ -66,6 +66,16 @@ let package = Package(
             // Yona's production category set, seeded on a production server's first start.
             resources: [.embedInCode("Categories/production.json")]
         ),
+        // Observability: the Prometheus registry each application exposes at `/metrics`, and the per-minute delivery
+        // tallies behind the console's charts; the one module that names Prometheus below the executable.
+        .target(
+            name: "YonaObservability",
+            dependencies: [
+                "YonaStore",
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         // Delivery: how texts and mails leave the server (SMS providers, SMTP), one outcome type and one backoff rule.
         .target(
             name: "YonaDelivery",
@@ -84,9 +94,9 @@ let package = Package(
                 "YonaCrypto",
                 "YonaStore",
                 "YonaDelivery",
+                "YonaObservability",
                 "CGD",
                 .product(name: "Fluent", package: "fluent"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // Push delivery: the outbox's drain and the providers (FCM, APNs, Web Push); no Vapor.
@@ -96,6 +106,7 @@ let package = Package(
                 "YonaCrypto",
                 "YonaStore",
                 "YonaDomain",
+                "YonaObservability",
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -127,6 +138,7 @@ let package = Package(
                 "YonaCrypto",
                 "YonaStore",
                 "YonaDelivery",
+                "YonaObservability",
                 "YonaDomain",
                 "YonaPush",
                 "YonaConfig",
@@ -142,6 +154,7 @@ let package = Package(
             dependencies: [
                 "YonaStore",
                 "YonaDelivery",
+                "YonaObservability",
                 "YonaDomain",
                 "YonaPush",
                 "YonaConfig",
@@ -172,6 +185,7 @@ let package = Package(
                 "YonaServer",
                 "YonaStore",
                 "YonaDelivery",
+                "YonaObservability",
                 "YonaDomain",
                 "YonaPush",
                 "YonaConfig",

@@ -1,5 +1,7 @@
 import Foundation
 import Vapor
+import YonaDomain
+import YonaObservability
 
 /// `GET /metrics`: Prometheus text exposition (counts and durations only, nothing personal).
 package enum MetricsController {
@@ -8,7 +10,7 @@ package enum MetricsController {
     }
 
     @Sendable package static func metrics(req: Request) async throws -> Response {
-        try await req.application.yona.metrics.refreshOutboxGauges(on: req.db)
+        req.application.yona.metrics.setOutboxGauges(try await OutboxDepths.read(on: req.db))
         let response = Response(status: .ok, body: .init(string: req.application.yona.metrics.exposition()))
         response.headers.replaceOrAdd(name: .contentType, value: "text/plain; version=0.0.4; charset=utf-8")
         return response

@@ -145,29 +145,24 @@ package enum PushOutbox {
         }
     }
 
-    /// Unfinished pushes and when the oldest was queued.
-    package static func depth(on db: any Database) async throws -> (count: Int, oldest: Date?) {
-        let open = PendingPush.query(on: db).filter(\.$state == PendingPush.State.pending.rawValue)
-        return (try await open.count(), try await open.sort(\.$createdAt).first()?.createdAt)
-    }
-
     /// Unfinished pushes per provider (by the address the device holds: `FCM`, `APNs`, `Web Push`, or `none` for a
-    /// device whose address was cleared meanwhile) and when the oldest of each was queued.
+    /// device whose address was cleared meanwhile) and when the oldest of each was queued; counted by the database.
     package static func depthByProvider(on db: any Database) async throws -> [String: (count: Int, oldest: Date?)] {
         let rows = try await db.sql.raw(
             """
-            SELECT CASE WHEN d.apns_token IS NOT NULL THEN 'APNs' WHEN d.web_push_subscription IS NOT NULL THEN 'Web Push'
-            WHEN d.firebase_instance_id IS NOT NULL THEN 'FCM' ELSE 'none' END AS provider, o.created_at AS created_at
-            FROM \(unsafeRaw: PendingPush.schema) o LEFT JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.id = o.device_anonymized_id
-            WHERE o.state = 'pending'
+            SELECT p.provider AS provider, COUNT(*) AS depth, MIN(p.created_at) AS oldest FROM (
+                SELECT CASE WHEN d.apns_token IS NOT NULL THEN 'APNs' WHEN d.web_push_subscription IS NOT NULL THEN 'Web Push'
+                WHEN d.firebase_instance_id IS NOT NULL THEN 'FCM' ELSE 'none' END AS provider, o.created_at AS created_at
+                FROM \(unsafeRaw: PendingPush.schema) o LEFT JOIN \(unsafeRaw: DeviceAnonymized.schema) d ON d.id = o.device_anonymized_id
+                WHERE o.state = 'pending') p
+            GROUP BY p.provider
             """
         ).all()
         var depths: [String: (count: Int, oldest: Date?)] = [:]
         for row in rows {
-            let provider = try row.decode(column: "provider", as: String.self)
-            let created = try row.decode(column: "created_at", as: Date.self)
-            let current = depths[provider] ?? (0, nil)
-            depths[provider] = (current.count + 1, min(current.oldest ?? created, created))
+            depths[try row.decode(column: "provider", as: String.self)] = (
+                try row.decode(column: "depth", as: Int.self), try row.decode(column: "oldest", as: Date.self)
+            )
         }
         return depths
     }

@@ -6,6 +6,7 @@ import SQLKit
 import ServiceLifecycle
 import YonaDelivery
 import YonaDomain
+import YonaObservability
 import YonaStore
 
 /// Push settings (push.md "Settings").

@@ -9,6 +9,7 @@ import YonaAPI
 import YonaConfig
 import YonaDelivery
 import YonaDomain
+import YonaObservability
 import YonaPush
 import YonaStore
 

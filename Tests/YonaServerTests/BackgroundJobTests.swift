@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import Testing
+import YonaObservability
 
 @testable import YonaDomain
 @testable import YonaServer

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Testing
 import Vapor
+import YonaObservability
 
 @testable import YonaAPI
 @testable import YonaConfig

@@ -1,6 +1,7 @@
 import Foundation
 import Vapor
 import YonaDomain
+import YonaObservability
 import YonaStore
 
 /// `/admin/`: Yona's dashboard counts where they can be counted without joining the two sides, the sign-up gate,

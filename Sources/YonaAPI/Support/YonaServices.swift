@@ -5,6 +5,7 @@ import Vapor
 import YonaConfig
 import YonaDelivery
 import YonaDomain
+import YonaObservability
 import YonaPush
 import YonaStore
 

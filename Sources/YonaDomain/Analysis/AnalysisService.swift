@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaCrypto
+import YonaObservability
 import YonaStore
 
 /// One thing a device did, as the classifier (or the app) reports it.

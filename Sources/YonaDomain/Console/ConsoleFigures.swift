@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import SQLKit
 import YonaDelivery
+import YonaObservability
 import YonaStore
 
 /// What the console's dashboard shows: counts only, each read from one side of the split (never a join of the
@@ -61,18 +62,16 @@ package struct ConsoleFigures: Sendable {
 
     /// Every outbox: pushes, texts and mails, VPN directory changes, and the announcement fan-out.
     package func queues() async throws -> [Queue] {
-        let pushes = try await PushOutbox.depthByProvider(on: db)
+        let depths = try await OutboxDepths.read(on: db)
+        let pushes = depths.pushesByProvider
         var queues = ["FCM", "APNs", "Web Push"].map { Queue(name: "pushes (\($0))", depth: pushes[$0]?.count ?? 0, oldest: pushes[$0]?.oldest) }
         if let orphans = pushes["none"] { queues.append(Queue(name: "pushes (address cleared)", depth: orphans.count, oldest: orphans.oldest)) }
-        let texts = try await PendingText.query(on: db)
-            .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue])
-            .field(\.$channel).field(\.$createdAt).all()
-        for channel in ["sms", "email"] {
-            let waiting = texts.filter { $0.channel == channel }
-            queues.append(Queue(name: channel == "sms" ? "texts" : "mail", depth: waiting.count, oldest: waiting.map(\.createdAt).min()))
+        for (channel, name) in [("sms", "texts"), ("email", "mail")] {
+            let waiting = depths.textsByChannel[channel]
+            queues.append(Queue(name: name, depth: waiting?.count ?? 0, oldest: waiting?.oldest))
         }
-        queues.append(Queue(name: "VPN directory", depth: try await PendingVPNAccountChange.query(on: db).count(), oldest: nil))
-        queues.append(Queue(name: "announcement fan-out", depth: try await AnnouncementFanOut(db: db, skipLocked: false).pending(), oldest: nil))
+        queues.append(Queue(name: "VPN directory", depth: depths.vpnChanges.count, oldest: nil))
+        queues.append(Queue(name: "announcement fan-out", depth: depths.announcementRecipients, oldest: nil))
         return queues
     }
 }

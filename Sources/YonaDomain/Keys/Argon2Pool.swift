@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import YonaCrypto
+import YonaObservability
 
 /// Runs Argon2id on a NIO thread pool of its own, never on an event loop, with at most `maxConcurrent`
 /// derivations at a time so that memory stays bounded (each one takes `limits.memLimit` bytes). Derivations for one

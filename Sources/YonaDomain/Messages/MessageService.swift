@@ -2,6 +2,7 @@ import Fluent
 import Foundation
 import Logging
 import SQLKit
+import YonaObservability
 import YonaStore
 
 /// An opened message with the facts its rendering needs.

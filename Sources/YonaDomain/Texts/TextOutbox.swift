@@ -5,9 +5,10 @@ import NIOConcurrencyHelpers
 import SQLKit
 import YonaCrypto
 import YonaDelivery
+import YonaObservability
 import YonaStore
 
-/// One text or e-mail as it waits in the outbox (sealed, see `PendingText`).
+/// One text or e-mail as it waits in the outbox (sealed, see `TextQueue`).
 package enum OutgoingText: Codable, Sendable, Equatable {
     case sms(to: String, text: String, kind: String)
     case email(Email)
@@ -104,13 +105,8 @@ package struct TextOutbox: Sendable {
     package func queue(_ text: OutgoingText, now: Date = Date(), notBefore: Date? = nil) async throws -> UUID {
         let id = UUID()
         let sealed = AEAD.seal(Array(try CompactJSONEncoder.data(text)), key: key, associatedData: Self.associatedData(id))
-        let row = PendingText(id: id, channel: text.channel, sealed: Data(sealed), now: now)
-        if let notBefore {
-            // Its time to be delivered (and the maximum age) starts then.
-            row.nextAttemptAt = notBefore
-            row.createdAt = Date(timeIntervalSince1970: (notBefore.timeIntervalSince1970 / 60).rounded(.down) * 60)
-        }
-        try await row.create(on: db)
+        // Its time to be delivered (and the maximum age) starts when it is due.
+        try await TextQueue.queue(id: id, channel: text.channel, sealed: Data(sealed), due: notBefore ?? now, on: db)
         return id
     }
 
@@ -143,29 +139,18 @@ package struct TextOutbox: Sendable {
         return claimed.count
     }
 
-    private struct Claimed: Decodable {
-        let id: UUID
-        let sealed: Data
-        let attempts: Int
-        let createdAt: Date
-
-        enum CodingKeys: String, CodingKey {
-            case id, sealed, attempts
-            case createdAt = "created_at"
-        }
-    }
+    private typealias Claimed = TextQueue.Claimed
 
     /// The table's lifecycle: any due text, soonest first.
     private var core: Outbox<UUID> { Self.lifecycle(on: db, skipLocked: skipLocked, settings: settings) }
 
     private static func lifecycle(on db: any Database, skipLocked: Bool, settings: Settings) -> Outbox<UUID> {
-        Outbox(
-            table: PendingText.schema, ordering: .none, db: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds,
-            backoff: settings.backoff, maxAgeSeconds: settings.maxAgeSeconds)
+        TextQueue.lifecycle(
+            on: db, skipLocked: skipLocked, leaseSeconds: settings.leaseSeconds, backoff: settings.backoff, maxAgeSeconds: settings.maxAgeSeconds)
     }
 
     private func claim(now: Date, limit: Int, only id: UUID?) async throws -> [Claimed] {
-        try await core.claim(now: now, limit: limit, only: id, returning: "id, sealed, attempts, created_at").map {
+        try await core.claim(now: now, limit: limit, only: id, returning: TextQueue.claimedColumns).map {
             try $0.decode(model: Claimed.self)
         }
     }
@@ -196,7 +181,7 @@ package struct TextOutbox: Sendable {
     /// Records the outcome (`Outbox.settle`); a text that will not go out keeps no content, only its channel and why.
     private func finish(_ row: Claimed, outcome: DeliveryOutcome, channel: String, now: Date) async throws {
         let settled = try await core.settle(
-            row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: outcome, now: now, clearing: "sealed = \(bind: Data())")
+            row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: outcome, now: now, clearing: TextQueue.clearingPayload)
         switch (settled, outcome) {
         case (.delivered, _):
             metrics?.text(channel: channel, outcome: "sent")

@@ -43,7 +43,7 @@ package struct VPNAccountQueue: Sendable {
 
     private func queue(_ change: VPNAccountChange, on db: any Database) async throws {
         let sealed = AEAD.seal(Array(try CompactJSONEncoder.data(change)), key: key, associatedData: Self.associatedData)
-        try await PendingVPNAccountChange(sealed: Data(sealed)).create(on: db)
+        try await VPNChangeQueue.queue(sealed: Data(sealed), on: db)
     }
 
     package static let associatedData = Array("vpn_account_outbox.sealed".utf8)
@@ -103,22 +103,16 @@ package struct VPNAccountOutbox: Sendable {
         return applied
     }
 
-    private struct Head: Decodable {
-        let id: Int
-        let sealed: Data
-        let attempts: Int
-    }
+    private typealias Head = VPNChangeQueue.Claimed
 
     /// The table's lifecycle: strictly the oldest change, never given up (an account must exist or go).
     private var core: Outbox<Int> {
-        Outbox(
-            table: PendingVPNAccountChange.schema, ordering: .oldestFirst, hasState: false, nullableNextAttempt: true, db: db, skipLocked: false,
-            leaseSeconds: leaseSeconds, backoff: Backoff(base: backoffSeconds, cap: maxBackoffSeconds), maxAgeSeconds: nil)
+        VPNChangeQueue.lifecycle(on: db, leaseSeconds: leaseSeconds, backoff: Backoff(base: backoffSeconds, cap: maxBackoffSeconds))
     }
 
     /// Claims the oldest change if it is due and not leased by another instance.
     private func claimHead(now: Date) async throws -> Head? {
-        try await core.claim(now: now, limit: 1, returning: "id, sealed, attempts").first?.decode(model: Head.self)
+        try await core.claim(now: now, limit: 1, returning: VPNChangeQueue.claimedColumns).first?.decode(model: Head.self)
     }
 
     /// A failed change waits (the one backoff rule, at most `maxBackoffSeconds`) and keeps its place at the head.

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import YonaDelivery
 import YonaDomain
+import YonaObservability
 
 /// Apple's push service, directly, with token authentication over HTTP/2 (Apple's "Sending notification requests to
 /// APNs"): a background push (`apns-push-type: background`, priority 5, `{"aps":{"content-available":1}}`) carrying

@@ -4,6 +4,7 @@ import JWTKit
 import NIOCore
 import NIOHTTP1
 import YonaDomain
+import YonaObservability
 
 /// OAuth2 access tokens for FCM from the service account (RS256 JWT grant). A token is cached until shortly
 /// before it expires; one refresh is in flight at a time and every sender shares it.

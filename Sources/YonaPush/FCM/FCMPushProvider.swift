@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import YonaDomain
+import YonaObservability
 
 /// The Firebase Cloud Messaging HTTP v1 client (push.md): one message per request, decisions on the
 /// `errorCode` of the error details rather than on the HTTP status.

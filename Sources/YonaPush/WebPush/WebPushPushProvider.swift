@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import YonaDelivery
 import YonaDomain
+import YonaObservability
 
 /// Web Push (RFC 8030) to a subscription's endpoint: the data encrypted for the subscriber (RFC 8291, `aes128gcm`)
 /// and signed for the push service (VAPID, RFC 8292). The push service sees an endpoint, a size and a time; only the

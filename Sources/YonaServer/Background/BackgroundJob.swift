@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import YonaDomain
+import YonaObservability
 import YonaStore
 
 /// One background job of `serve` or `workers` (the push outbox, the announcement fan-out, a purge), run as a

@@ -1,8 +1,5 @@
-import Fluent
 import Foundation
 import Prometheus
-import YonaDelivery
-import YonaStore
 
 /// The server's Prometheus metrics (operations.md "Observability", push.md "Metrics"). One registry per
 /// application, so tests that run many applications in one process do not share counters.
@@ -121,29 +118,51 @@ package final class YonaMetrics: Sendable {
         ).record(duration)
     }
 
-    /// Outbox gauges are read from the database at scrape time, so every instance reports the shared truth.
-    package func refreshOutboxGauges(on db: any Database, now: Date = Date()) async throws {
-        let (depth, oldest) = try await PushOutbox.depth(on: db)
-        registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished")).set(to: Double(depth))
+    /// Sets the outbox gauges to `depths`, read from the database at scrape time so every instance reports the
+    /// shared truth.
+    package func setOutboxGauges(_ depths: OutboxDepths, now: Date = Date()) {
+        let pushes = depths.pushesByProvider.values
+        registry.makeGauge(descriptor: name("push_outbox_depth", "", "Outbox rows not yet finished"))
+            .set(to: Double(pushes.map(\.count).reduce(0, +)))
+        let oldest = pushes.compactMap(\.oldest).min()
         registry.makeGauge(descriptor: name("push_oldest_pending", "seconds", "Age of the oldest unfinished outbox row"))
             .set(to: oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
-        let texts = try await PendingText.query(on: db)
-            .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue]).count()
-        registry.makeGauge(descriptor: name("text_outbox_depth", "", "Texts and e-mails not yet sent")).set(to: Double(texts))
+        registry.makeGauge(descriptor: name("text_outbox_depth", "", "Texts and e-mails not yet sent"))
+            .set(to: Double(depths.textsByChannel.values.map(\.count).reduce(0, +)))
         // A change that keeps failing holds up the ones behind it (they are applied in order): a depth that only grows
         // with failed attempts is the signal.
-        let vpnChanges = try await PendingVPNAccountChange.query(on: db).count()
-        let vpnFailing = try await PendingVPNAccountChange.query(on: db).filter(\.$attempts > 0).count()
         registry.makeGauge(descriptor: name("vpn_account_outbox_depth", "", "VPN account changes not yet applied to the directory"))
-            .set(to: Double(vpnChanges))
+            .set(to: Double(depths.vpnChanges.count))
         registry.makeGauge(descriptor: name("vpn_account_outbox_failing", "", "Waiting VPN account changes that failed at least once"))
-            .set(to: Double(vpnFailing))
-        let fanOut = try await AnnouncementFanOut(db: db, skipLocked: false).pending()
+            .set(to: Double(depths.vpnChanges.failing))
         registry.makeGauge(descriptor: name("announcement_recipients_pending", "", "Users a system announcement still has to reach"))
-            .set(to: Double(fanOut))
+            .set(to: Double(depths.announcementRecipients))
     }
 
     package func exposition() -> String { registry.emitToString() }
 
     package init() {}
+}
+
+/// How deep every outbox is: what `/metrics` and the console's dashboard show (read by the domain's
+/// `OutboxDepths.read(on:)`, which knows every queue).
+package struct OutboxDepths: Sendable {
+    /// Unfinished pushes per provider (`FCM`, `APNs`, `Web Push`, `none` for an address cleared meanwhile).
+    package var pushesByProvider: [String: (count: Int, oldest: Date?)]
+    /// Texts and mails not yet sent, per channel (`sms`, `email`).
+    package var textsByChannel: [String: (count: Int, oldest: Date?)]
+    /// VPN directory changes waiting, and how many of them failed at least once.
+    package var vpnChanges: (count: Int, failing: Int)
+    /// Users a system announcement still has to reach.
+    package var announcementRecipients: Int
+
+    package init(
+        pushesByProvider: [String: (count: Int, oldest: Date?)], textsByChannel: [String: (count: Int, oldest: Date?)],
+        vpnChanges: (count: Int, failing: Int), announcementRecipients: Int
+    ) {
+        self.pushesByProvider = pushesByProvider
+        self.textsByChannel = textsByChannel
+        self.vpnChanges = vpnChanges
+        self.announcementRecipients = announcementRecipients
+    }
 }
