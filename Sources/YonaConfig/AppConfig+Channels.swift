@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import YonaDelivery
 import YonaDomain
 
@@ -89,12 +90,13 @@ extension AppConfig {
                 throw Invalid(
                     variable: username == nil ? "YONA_SMTP_USERNAME" : "YONA_SMTP_PASSWORD", problem: "must be set with its partner, or neither")
             }
-            let caFile = env["YONA_SMTP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-            if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-                throw Invalid(variable: "YONA_SMTP_CA_FILE", problem: "names a file that cannot be read: \(caFile)")
+            // `YONA_SMTP_CA_FILE` names the file: `withSecretFiles` has put its content here, as for `YONA_FCM_CA`.
+            let trustRoots = env["YONA_SMTP_CA"].flatMap { $0.isEmpty ? nil : $0 }
+            if let trustRoots, (try? NIOSSLCertificate.fromPEMBytes(Array(trustRoots.utf8)))?.isEmpty != false {
+                throw Invalid(variable: "YONA_SMTP_CA", problem: "holds no PEM certificate")
             }
             let base = raw.hasSuffix("/") ? String(raw.dropLast()) : raw
-            email = .smtp(.init(url: base, username: username, password: password, fromAddress: emailFrom, caFile: caFile))
+            email = .smtp(.init(url: base, username: username, password: password, fromAddress: emailFrom, trustRootsPEM: trustRoots))
         default:
             throw Invalid(variable: "YONA_EMAIL_PROVIDER", problem: "must be 'log' or 'smtp'")
         }

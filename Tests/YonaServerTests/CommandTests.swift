@@ -101,6 +101,25 @@ import Testing
         await emulator.stop()
     }
 
+    /// `email-test` through a relay whose certificate comes from a private CA given as `YONA_SMTP_CA_FILE`, as an
+    /// operator configures it: the mail arrives over STARTTLS with AUTH (before the fix the CA never reached libcurl).
+    @Test func emailTestTrustsThePrivateCAOfItsRelay() async throws {
+        let relay = try await SMTPTestServer.start(.starttls)
+        let environment = [
+            "YONA_EMAIL_PROVIDER": "smtp", "YONA_SMTP_URL": relay.url, "YONA_SMTP_USERNAME": SMTPTestServer.user,
+            "YONA_SMTP_PASSWORD": SMTPTestServer.password, "YONA_SMTP_CA_FILE": relay.ca.root, "YONA_EMAIL_FROM": "noreply@yona.example",
+            "YONA_PUBLIC_BASE_URL": "https://yona.example", "YONA_INTERNAL_TOKEN": TestServer.internalToken,
+            "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "warning",
+            "YONA_DATABASE_URL": "sqlite://\(FileManager.default.temporaryDirectory.path)/yona-cmd-\(UUID().uuidString).sqlite",
+        ]
+        let (status, output) = try await Self.run(["email-test", "--to", "someone@example.com"], environment: environment)
+        #expect(status == 0 && output.contains("provider: smtp") && output.contains("answer: delivered"), "\(output)")
+        let received = try relay.messages()
+        #expect(received.count == 1, "\(received)")
+        #expect(received.first?["tls"] as? Bool == true && received.first?["authenticated"] as? Bool == true, "\(received)")
+        await relay.remove()
+    }
+
     @Test func simulateConflictPostsAsTheClassifierWould() async throws {
         try await withServer(.sqlite) { server in
             // setup: a user with a danger zone, made through the API of an in-process server on the same file

@@ -127,7 +127,21 @@ import Testing
             ]) { $1 })
         #expect(
             config.email
-                == .smtp(.init(url: "smtp://relay.example:587", username: "u", password: "p", fromAddress: "noreply@yona.example", caFile: nil)))
+                == .smtp(
+                    .init(url: "smtp://relay.example:587", username: "u", password: "p", fromAddress: "noreply@yona.example", trustRootsPEM: nil)))
+        // a private relay's CA as a mounted file: its certificates are what the relay is checked against (the file's
+        // name once went through as a secret and the CA was silently dropped: every mail then failed TLS verification)
+        let ca = try FCMEmulator.TestCA.make()
+        let withCA = try AppConfig.fromEnvironment(
+            base.merging([
+                "YONA_EMAIL_PROVIDER": "smtp", "YONA_SMTP_URL": "smtp://relay.example:587", "YONA_EMAIL_FROM": "noreply@yona.example",
+                "YONA_SMTP_CA_FILE": ca.root,
+            ]) { $1 })
+        guard case .smtp(let smtp) = withCA.email else {
+            Issue.record("no SMTP settings: \(withCA.email)")
+            return
+        }
+        #expect(smtp.trustRootsPEM == (try String(contentsOfFile: ca.root, encoding: .utf8)).trimmingCharacters(in: .newlines))
         for (env, variable) in [
             (["YONA_EMAIL_PROVIDER": "smtp"], "YONA_SMTP_URL"),
             (["YONA_EMAIL_PROVIDER": "smtp", "YONA_SMTP_URL": "http://relay.example"], "YONA_SMTP_URL"),
@@ -143,6 +157,13 @@ import Testing
                     "YONA_SMTP_CA_FILE": "/nonexistent",
                 ],
                 "YONA_SMTP_CA_FILE"
+            ),
+            (
+                [
+                    "YONA_EMAIL_PROVIDER": "smtp", "YONA_SMTP_URL": "smtp://relay.example", "YONA_EMAIL_FROM": "a@b.c",
+                    "YONA_SMTP_CA": "not a certificate",
+                ],
+                "YONA_SMTP_CA"
             ),
             (["YONA_EMAIL_PROVIDER": "sendmail"], "YONA_EMAIL_PROVIDER"),
         ] {

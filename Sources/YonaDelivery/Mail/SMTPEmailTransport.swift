@@ -14,16 +14,16 @@ package struct SMTPEmailTransport: EmailTransport {
         package var username: String?
         package var password: String?
         package var fromAddress: String
-        /// Extra trust roots (a PEM file) for the relay's certificate, instead of the system's.
-        package var caFile: String?
+        /// The trust roots (PEM certificates) for the relay's certificate, instead of the system's (a private relay's CA).
+        package var trustRootsPEM: String?
         package var timeoutSeconds = 30
 
-        package init(url: String, username: String?, password: String?, fromAddress: String, caFile: String?, timeoutSeconds: Int = 30) {
+        package init(url: String, username: String?, password: String?, fromAddress: String, trustRootsPEM: String?, timeoutSeconds: Int = 30) {
             self.url = url
             self.username = username
             self.password = password
             self.fromAddress = fromAddress
-            self.caFile = caFile
+            self.trustRootsPEM = trustRootsPEM
             self.timeoutSeconds = timeoutSeconds
         }
     }
@@ -89,7 +89,10 @@ package struct SMTPEmailTransport: EmailTransport {
         yona_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         yona_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10)
         yona_curl_set_long(handle, CURLOPT_TIMEOUT, settings.timeoutSeconds)
-        if let caFile = settings.caFile { yona_curl_set_string(handle, CURLOPT_CAINFO, caFile) }
+        if let pem = settings.trustRootsPEM {
+            // In memory, not a path: the setting may come from a mounted secret (`YONA_SMTP_CA_FILE`) or the variable.
+            Array(pem.utf8).withUnsafeBytes { _ = yona_curl_set_blob(handle, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
+        }
         if let username = settings.username { yona_curl_set_string(handle, CURLOPT_USERNAME, username) }
         if let password = settings.password { yona_curl_set_string(handle, CURLOPT_PASSWORD, password) }
         yona_curl_set_string(handle, CURLOPT_MAIL_FROM, "<\(settings.fromAddress)>")

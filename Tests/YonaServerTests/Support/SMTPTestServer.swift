@@ -22,7 +22,9 @@ final class SMTPTestServer: @unchecked Sendable {
     var url: String { "\(mode == .implicit ? "smtps" : "smtp")://127.0.0.1:\(port)" }
 
     func settings(password: String = SMTPTestServer.password) -> SMTPEmailTransport.Settings {
-        .init(url: url, username: Self.user, password: password, fromAddress: "noreply@yona.example", caFile: ca.root, timeoutSeconds: 10)
+        .init(
+            url: url, username: Self.user, password: password, fromAddress: "noreply@yona.example",
+            trustRootsPEM: try? String(contentsOfFile: ca.root, encoding: .utf8), timeoutSeconds: 10)
     }
 
     private init(port: Int, mode: Mode, ca: FCMEmulator.TestCA, directory: URL) {
