@@ -121,7 +121,9 @@ time.sleep(8)  # every mail's first backoff (5 s, jittered up to 1.5x) has passe
 # 2. the relay, then the server with its workers
 mails = os.path.join(work, "mails")
 os.makedirs(mails, exist_ok=True)
-relay = subprocess.Popen([relay_python, relay_script, str(relay_port), mails, "starttls", cert, key, user, password])
+# aiosmtpd warns about its own deprecated internals on every login: its output goes to a file
+relay = subprocess.Popen([relay_python, relay_script, str(relay_port), mails, "starttls", cert, key, user, password],
+                         stdout=open(os.path.join(work, "relay.log"), "w"), stderr=subprocess.STDOUT)
 try:
     for _ in range(100):
         if os.path.exists(os.path.join(mails, "ready")):
