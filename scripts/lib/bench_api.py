@@ -1,5 +1,9 @@
 """What the benchmark drivers share: calling the server's API and Yona's timestamp format."""
 import json
+import os
+import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -84,3 +88,34 @@ def befriend(base, asking, asked, last_name="Test"):
     ok(call(base, "POST", request[0]["_links"]["yona:accept"]["href"], asked["headers"], {"properties": {"message": "yes"}},
             timeout=30))
     until("the acceptance", lambda: messages(base, asking, "BuddyConnectResponseMessage"))
+
+
+def free_port():
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(database_url, port, **settings):
+    """The environment of a bench's release server on `port`: fixed secrets, log level warning, cheap Argon2id and no
+    rate limits (a bench measures throughput, not the limits), plus `settings`."""
+    return dict(os.environ, YONA_DATABASE_URL=database_url, YONA_PORT=str(port), YONA_INTERNAL_TOKEN="bench-internal-token-0123",
+                YONA_RECOVERY_KEY="YmVuY2gtcmVjb3Zlcnkta2V5LTAxMjM0NTY3ODlhYmM", YONA_LOG_LEVEL="warning",
+                YONA_PUBLIC_BASE_URL="https://yona.example", YONA_KDF_OPSLIMIT="1", YONA_KDF_MEMLIMIT="8192",
+                YONA_RATE_LIMIT_PER_CLIENT_PER_MINUTE="100000000", YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR="100000000", **settings)
+
+
+def start_server(bin_path, env, work, *arguments):
+    """`yona-server serve ARGUMENTS` with `env`, logging to WORK/server.log; returns the process once `/ready` answers."""
+    base = f"http://127.0.0.1:{env['YONA_PORT']}"
+    log = open(os.path.join(work, "server.log"), "a")
+    process = subprocess.Popen([bin_path, "serve", *arguments], env=env, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        try:
+            if process.poll() is None and call(base, "GET", "/ready", timeout=1)[0] == 200:
+                return process
+        except OSError:  # not listening yet
+            pass
+        time.sleep(0.1)
+    sys.exit("the server did not start: " + open(os.path.join(work, "server.log")).read()[-2000:])

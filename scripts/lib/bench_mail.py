@@ -26,20 +26,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_api import call, person  # noqa: E402
+from bench_api import call, free_port, person, server_env, start_server  # noqa: E402
 
 bin_path, work, n, store, database_url, relay_python, relay_script = sys.argv[1:8]
 n = int(n)
-
-
-def free_port():
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 relay_port, port = free_port(), free_port()
@@ -58,42 +48,14 @@ for command in (
 ):
     subprocess.run(command, check=True, capture_output=True, input=b"subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
 user, password = "bench-relay", "bench-relay-password"
-env = dict(
-    os.environ,
-    YONA_DATABASE_URL=database_url,
-    YONA_PORT=str(port),
-    YONA_TEST_SERVER="true",
-    YONA_INTERNAL_TOKEN="bench-internal-token-0123",
-    YONA_RECOVERY_KEY="YmVuY2gtcmVjb3Zlcnkta2V5LTAxMjM0NTY3ODlhYmM",
-    YONA_LOG_LEVEL="warning",
-    YONA_PUBLIC_BASE_URL="https://yona.example",
-    YONA_KDF_OPSLIMIT="1",
-    YONA_KDF_MEMLIMIT="8192",
-    YONA_RATE_LIMIT_PER_CLIENT_PER_MINUTE="100000000",
-    YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR="100000000",
-    YONA_BUDDY_REQUESTS_PER_ACCOUNT_PER_DAY="100000000",
-    YONA_SMS_PROVIDER="log",
-    YONA_EMAIL_PROVIDER="smtp",
-    YONA_SMTP_URL=f"smtp://127.0.0.1:{relay_port}",
-    YONA_SMTP_USERNAME=user,
-    YONA_SMTP_PASSWORD=password,
-    YONA_SMTP_CA_FILE=ca,
-    YONA_EMAIL_FROM="noreply@yona.example",
-)
+env = server_env(
+    database_url, port, YONA_TEST_SERVER="true", YONA_BUDDY_REQUESTS_PER_ACCOUNT_PER_DAY="100000000", YONA_SMS_PROVIDER="log",
+    YONA_EMAIL_PROVIDER="smtp", YONA_SMTP_URL=f"smtp://127.0.0.1:{relay_port}", YONA_SMTP_USERNAME=user, YONA_SMTP_PASSWORD=password,
+    YONA_SMTP_CA_FILE=ca, YONA_EMAIL_FROM="noreply@yona.example")
 
 
 def start(*arguments):
-    log = open(os.path.join(work, "server.log"), "a")
-    process = subprocess.Popen([bin_path, "serve", *arguments], env=env, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        try:
-            call(base, "GET", "/ready", timeout=1)
-            if process.poll() is None:
-                return process
-        except Exception:
-            pass
-        time.sleep(0.1)
-    sys.exit("the server did not start: " + open(os.path.join(work, "server.log")).read()[-2000:])
+    return start_server(bin_path, env, work, *arguments)
 
 
 # 1. queue N invitation mails with no relay listening

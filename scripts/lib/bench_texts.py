@@ -21,37 +21,15 @@ import time
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_api import free_port, server_env, start_server  # noqa: E402
+
 bin_path, work, n, store, database_url, provider = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
-
-
-def free_port():
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 sink_port, port = free_port(), free_port()
 base = f"http://127.0.0.1:{port}"
 auth_id, sid, token = "MAZDQ1ZJIYMDZKMTIZZW", "AC" + "0123456789abcdef" * 2, "bench-auth-token"
-env = dict(
-    os.environ,
-    YONA_DATABASE_URL=database_url,
-    YONA_PORT=str(port),
-    YONA_INTERNAL_TOKEN="bench-internal-token-0123",
-    YONA_RECOVERY_KEY="YmVuY2gtcmVjb3Zlcnkta2V5LTAxMjM0NTY3ODlhYmM",
-    YONA_LOG_LEVEL="warning",
-    YONA_PUBLIC_BASE_URL="https://yona.example",
-    YONA_KDF_OPSLIMIT="1",
-    YONA_KDF_MEMLIMIT="8192",
-    YONA_RATE_LIMIT_PER_CLIENT_PER_MINUTE="100000000",
-    YONA_RATE_LIMIT_PER_NUMBER_PER_HOUR="100000000",
-    YONA_SMS_PROVIDER=provider,
-    YONA_SMS_FROM="+31850000000",
-)
+env = server_env(database_url, port, YONA_SMS_PROVIDER=provider, YONA_SMS_FROM="+31850000000")
 if provider == "plivo":
     env.update(YONA_PLIVO_AUTH_ID=auth_id, YONA_PLIVO_AUTH_TOKEN=token, YONA_PLIVO_API_URL=f"http://127.0.0.1:{sink_port}")
 else:
@@ -59,15 +37,7 @@ else:
 
 
 def start(*arguments):
-    log = open(os.path.join(work, "server.log"), "a")
-    process = subprocess.Popen([bin_path, "serve", *arguments], env=env, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(base + "/ready", timeout=1)
-            return process
-        except Exception:
-            time.sleep(0.1)
-    sys.exit("the server did not start: " + open(os.path.join(work, "server.log")).read()[-2000:])
+    return start_server(bin_path, env, work, *arguments)
 
 
 def create(i):

@@ -42,7 +42,9 @@ struct QuietFrameworksLogHandler: LogHandler {
     }
 
     /// A log event's source is the module that logged it: the server's own modules (Package.swift).
-    static let ownModules: Set<String> = ["YonaServer", "YonaAPI", "YonaConfig", "YonaPush", "YonaDomain", "YonaDelivery", "YonaStore", "YonaCrypto"]
+    static let ownModules: Set<String> = [
+        "YonaServer", "YonaAPI", "YonaConfig", "YonaPush", "YonaDomain", "YonaDelivery", "YonaObservability", "YonaStore", "YonaCrypto",
+    ]
 
     static func isOwn(_ source: String) -> Bool { ownModules.contains(source) }
 }
