@@ -42,6 +42,8 @@ public struct AppConfig: Sendable {
     package var signUp = SignUpGate()
     /// A console session ends after this long without a request (`YONA_CONSOLE_IDLE_SECONDS`).
     public var consoleIdleTimeout: TimeInterval = 1800
+    /// How long a request's read waits for the database before it answers 503 (`DeadlineReads`, issue 36).
+    public var databaseReadDeadline: TimeInterval = 20
     /// Bearer token of the analyzer and admin APIs; generated and kept in the data directory when unset.
     public var internalToken: String?
     /// Seals each user's anonymized id for the lost-phone overwrite; generated and kept in the data directory when unset.
@@ -227,6 +229,9 @@ public struct AppConfig: Sendable {
         }
         if let raw = env["YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY"] {
             config.photoUploadsPerAccountPerDay = try positive(raw, "YONA_PHOTO_UPLOADS_PER_ACCOUNT_PER_DAY")
+        }
+        if let raw = env["YONA_DATABASE_READ_DEADLINE_SECONDS"] {
+            config.databaseReadDeadline = TimeInterval(try positive(raw, "YONA_DATABASE_READ_DEADLINE_SECONDS"))
         }
         if let raw = env["YONA_CONSOLE_IDLE_SECONDS"] { config.consoleIdleTimeout = TimeInterval(try positive(raw, "YONA_CONSOLE_IDLE_SECONDS")) }
         if let raw = env["YONA_MAX_USERS"] { config.signUp.maxUsers = try positive(raw, "YONA_MAX_USERS") }

@@ -1,9 +1,11 @@
+import Fluent
 import Foundation
 import Testing
 
 @testable import YonaAPI
 @testable import YonaConfig
 @testable import YonaServer
+@testable import YonaStore
 
 /// operations.md "Overload": PostgreSQL goes away under requests and comes back. Every request in the outage answers
 /// 503 `error.service.unavailable` with `Retry-After` (never a 500), and the server recovers without a restart.
@@ -29,6 +31,12 @@ import Testing
         }
 
         func cut() { process?.kill9() }
+
+        /// The database stops answering without a word: the relay is stopped (SIGSTOP), its connections stay open and
+        /// new ones are accepted by the kernel, but nothing comes back, as from a host that vanished.
+        func freeze() { process?.signal(SIGSTOP) }
+
+        func thaw() { process?.signal(SIGCONT) }
 
         /// Points a test server's database URL at the relay.
         func route(_ config: inout AppConfig) {
@@ -73,6 +81,61 @@ import Testing
                 status = try await server.request(.GET, user.profilePath, headers: user.passwordHeader).status
                 if status == 200 { break }
                 #expect(status == 503, "while reconnecting: \(status)")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(status == 200)
+        }
+    }
+
+    /// Issue 36: a database that stops answering holds no read beyond its deadline (`YONA_DATABASE_READ_DEADLINE_SECONDS`,
+    /// 2 s here, far below the pool's 20 s wait for a connection): each answers 503 with `Retry-After`, on a pooled
+    /// connection whose query hangs and on one that waits for a new connection alike, and the server serves again once
+    /// the database answers.
+    @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
+    func readsEndAtTheirDeadlineWhenTheDatabaseStopsAnswering() async throws {
+        let relay = try await DatabaseRelay()
+        defer { relay.cut() }
+        try await withServer(
+            .postgres,
+            adjust: { config in
+                relay.route(&config)
+                config.databaseReadDeadline = 2
+            }
+        ) { server in
+            let user = try await server.createUser()
+            #expect(try await server.request(.GET, user.profilePath, headers: user.passwordHeader).status == 200)
+
+            // act: the database goes silent; the app keeps reading, in parallel
+            relay.freeze()
+            let answers = try await withThrowingTaskGroup(of: (APIResponse, Duration).self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        let started = ContinuousClock.now
+                        let answer =
+                            index % 2 == 0
+                            ? try await server.request(.GET, user.profilePath, headers: user.passwordHeader, timeout: .seconds(60))
+                            : try await server.request(.GET, "/activityCategories/", timeout: .seconds(60))
+                        return (answer, ContinuousClock.now - started)
+                    }
+                }
+                return try await group.reduce(into: [(APIResponse, Duration)]()) { $0.append($1) }
+            }
+            // check: every read ended at its deadline with a 503 the client can act on
+            for (answer, took) in answers {
+                #expect(answer.status == 503, "\(answer.status): \(answer.text)")
+                #expect(answer.errorCode == "error.service.unavailable")
+                #expect(answer.headers.first(name: "Retry-After") == "1")
+                #expect(took >= .seconds(1.5) && took < .seconds(10), "answered after \(took)")
+            }
+            #expect(try await server.request(.GET, "/health").status == 200, "the process itself still answers")
+
+            // the database answers again: the same server serves, without a restart
+            relay.thaw()
+            var status = 0
+            for _ in 0..<200 {
+                status = try await server.request(.GET, user.profilePath, headers: user.passwordHeader, timeout: .seconds(60)).status
+                if status == 200 { break }
+                #expect(status == 503, "while recovering: \(status)")
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(status == 200)

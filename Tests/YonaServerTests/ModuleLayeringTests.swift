@@ -70,4 +70,22 @@ import Testing
         }
         #expect(owners >= 2, "the owners were found: \(owners) files")
     }
+
+    /// Issue 36: a request's reads have a deadline only through `Request.store`; Fluent's `req.db` would wait forever
+    /// on a connection that died without saying so.
+    @Test func requestsReachTheDatabaseThroughTheirDeadline() throws {
+        let api = JSONSchema.projectRoot.appendingPathComponent("Sources/YonaAPI")
+        let files = try #require(FileManager.default.enumerator(at: api, includingPropertiesForKeys: nil)?.allObjects as? [URL])
+        var stores = 0
+        for file in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            stores += text.ranges(of: "req.store").count
+            let plain = text.split(separator: "\n").filter { line in
+                !line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+                    && line.range(of: #"\b(req|request|application)\.db\b"#, options: .regularExpression) != nil
+            }
+            #expect(plain.isEmpty, "\(file.lastPathComponent) reaches the database without the read deadline: \(plain)")
+        }
+        #expect(stores > 30, "the handlers were read: \(stores)")
+    }
 }

@@ -262,8 +262,8 @@ package enum ActivityReportsController {
 }
 
 extension Request {
-    package var reports: ActivityReportService { ActivityReportService(db: db) }
-    package var comments: ActivityCommentService { ActivityCommentService(db: db) }
+    package var reports: ActivityReportService { ActivityReportService(db: store) }
+    package var comments: ActivityCommentService { ActivityCommentService(db: store) }
 }
 
 /// `POST …/details/{goalId}/messages/` body.

@@ -23,13 +23,13 @@ package enum WhiteListController {
     }
 
     @Sendable package static func list(req: Request) async throws -> Numbers {
-        Numbers(mobileNumbers: try await WhiteList(db: req.db).numbers())
+        Numbers(mobileNumbers: try await WhiteList(db: req.store).numbers())
     }
 
     @Sendable package static func add(req: Request) async throws -> Response {
         let body = try req.decodeStrict(Body.self)
         let number = try requireText(body.mobileNumber, or: .mobileNumberMissing)
-        try await WhiteList(db: req.db).add(number)
+        try await WhiteList(db: req.store).add(number)
         let response = Response(status: .created)
         try response.content.encode(Body(mobileNumber: number))
         return response
@@ -38,7 +38,7 @@ package enum WhiteListController {
     /// `DELETE ?mobileNumber=` (the `+` of a number percent-encoded as `%2B`).
     @Sendable package static func remove(req: Request) async throws -> HTTPStatus {
         guard let number = req.queryValue("mobileNumber") else { throw YonaError(.missingRequestParameter, quoting: "mobileNumber") }
-        try await WhiteList(db: req.db).remove(number)
+        try await WhiteList(db: req.store).remove(number)
         return .noContent
     }
 }

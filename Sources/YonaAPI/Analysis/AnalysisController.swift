@@ -13,7 +13,7 @@ package enum AnalysisController {
     /// Yona's `GET /relevantSmoothwallCategories/`: every classifier category some activity category names, so the
     /// classifier reports only what can matter.
     @Sendable package static func relevantCategories(req: Request) async throws -> RelevantCategoriesDTO {
-        let names = try await ActivityCategory.query(on: req.db).all().flatMap(\.classifierCategories)
+        let names = try await ActivityCategory.query(on: req.store).all().flatMap(\.classifierCategories)
         return RelevantCategoriesDTO(categories: Set(names).sorted())
     }
 

@@ -27,8 +27,8 @@ enum ConsoleAnnouncementsPage {
     private static func render(_ req: Request, form: Form, status: HTTPStatus = .ok, error: String? = nil, preview: HTML = "")
         async throws -> Response
     {
-        let announcements = AnnouncementService(db: req.db)
-        let fanOut = AnnouncementFanOut(db: req.db, skipLocked: false)
+        let announcements = AnnouncementService(db: req.store)
+        let fanOut = AnnouncementFanOut(db: req.store, skipLocked: false)
         let now = Date()
         var rows: [HTML] = []
         for announcement in try await announcements.recent() {

@@ -26,7 +26,7 @@ enum ConsoleCategoriesPage {
 
     @Sendable static func page(req: Request) async throws -> Response {
         var form = Form()
-        if let raw = req.queryValue("edit"), let id = UUID(uuidString: raw), let category = try await ActivityCategory.find(id, on: req.db) {
+        if let raw = req.queryValue("edit"), let id = UUID(uuidString: raw), let category = try await ActivityCategory.find(id, on: req.store) {
             form = Form(
                 id: raw, nameEN: category.names["en-US"], nameNL: category.names["nl-NL"], descriptionEN: category.descriptions["en-US"],
                 descriptionNL: category.descriptions["nl-NL"], classifierCategories: category.classifierCategories.joined(separator: ", "),
@@ -36,7 +36,7 @@ enum ConsoleCategoriesPage {
     }
 
     private static func render(_ req: Request, form: Form, status: HTTPStatus = .ok, error: String? = nil) async throws -> Response {
-        let categories = try await ActivityCategory.query(on: req.db).all()
+        let categories = try await ActivityCategory.query(on: req.store).all()
             .sorted { ($0.names["en-US"] ?? "") < ($1.names["en-US"] ?? "") }
         let rows = categories.map { category -> HTML in
             let id = category.id?.uuidString.lowercased() ?? ""
@@ -98,7 +98,7 @@ enum ConsoleCategoriesPage {
         }
         var existing: ActivityCategory?
         if let raw = form.id, !raw.isEmpty {
-            guard let id = UUID(uuidString: raw), let found = try await ActivityCategory.find(id, on: req.db) else {
+            guard let id = UUID(uuidString: raw), let found = try await ActivityCategory.find(id, on: req.store) else {
                 return try await render(req, form: Form(), status: .notFound, error: "That category does not exist any more.")
             }
             existing = found
@@ -107,21 +107,21 @@ enum ConsoleCategoriesPage {
             id: existing?.id ?? UUID(), names: names, descriptions: texts(form.descriptionEN, form.descriptionNL),
             classifierCategories: classifier, applications: list(form.applications), mandatoryNoGo: form.mandatoryNoGo == "on")
         do {
-            try await AdminActivityCategoriesController.checkNamesAreFree(category, on: req.db)
+            try await AdminActivityCategoriesController.checkNamesAreFree(category, on: req.store)
         } catch let error as YonaError {
             return try await render(req, form: form, status: .badRequest, error: ConsolePage.message(of: error))
         }
         if let existing {
             existing.adopt(category)
-            try await existing.save(on: req.db)
+            try await existing.save(on: req.store)
         } else {
-            try await category.create(on: req.db)
+            try await category.create(on: req.store)
         }
         return ConsolePage.redirect("/admin/categories", notice: "category-saved")
     }
 
     @Sendable static func export(req: Request) async throws -> Response {
-        let response = Response(status: .ok, body: .init(data: try await ActivityCategoryImport.export(on: req.db)))
+        let response = Response(status: .ok, body: .init(data: try await ActivityCategoryImport.export(on: req.store)))
         response.headers.replaceOrAdd(name: .contentType, value: "application/json")
         response.headers.replaceOrAdd(name: .contentDisposition, value: "attachment; filename=\"activity-categories.json\"")
         ConsolePage.secure(response)
@@ -132,7 +132,7 @@ enum ConsoleCategoriesPage {
         let json = (try? req.content.get(String.self, at: "json")) ?? ""
         do {
             let entries = try ActivityCategoryImport.parse(Data(json.utf8))
-            _ = try await ActivityCategoryImport.apply(entries, on: req.db)
+            _ = try await ActivityCategoryImport.apply(entries, on: req.store)
         } catch let problem as ActivityCategoryImport.Problem {
             return try await render(req, form: Form(), status: .badRequest, error: "Nothing was imported: \(problem.description).")
         }

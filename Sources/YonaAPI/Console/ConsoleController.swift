@@ -51,7 +51,7 @@ package enum ConsoleController {
     @Sendable static func signIn(req: Request) async throws -> Response {
         let address = ClientAddress.of(req, trustedProxies: req.application.yona.config.trustedProxies)
         do {
-            try await RateLimiter(db: req.db, key: req.application.yona.recovery.rateLimitKey).hit([(signInLimit, address)])
+            try await RateLimiter(db: req.store, key: req.application.yona.recovery.rateLimitKey).hit([(signInLimit, address)])
         } catch let error as YonaError where error.code == .tooManyRequests {
             let response = signInForm(req, status: .tooManyRequests, error: "Too many sign-in attempts from this address; wait and try again.")
             response.headers.replaceOrAdd(name: .retryAfter, value: String(error.retryAfterSeconds ?? 60))

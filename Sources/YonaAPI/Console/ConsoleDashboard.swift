@@ -8,14 +8,14 @@ import YonaStore
 /// and the delivery at a glance. Numbers only.
 enum ConsoleDashboard {
     @Sendable static func page(req: Request) async throws -> Response {
-        let figures = ConsoleFigures(db: req.db)
+        let figures = ConsoleFigures(db: req.store)
         let accounts = try await figures.accounts()
         let opened = try await figures.recency(of: \.$appLastOpenedDate)
         let monitored = try await figures.recency(of: \.$lastMonitoredActivityDate)
         let queues = try await figures.queues()
         // this process's last counts first, so a single instance shows the current minute too
-        try await req.application.yona.metrics.recent.flush(on: req.db)
-        let history = try await MinuteTallies.history(on: req.db)
+        try await req.application.yona.metrics.recent.flush(on: req.store)
+        let history = try await MinuteTallies.history(on: req.store)
         let gate = req.application.yona.config.signUp
         var warning: HTML = ""
         if let cap = gate.maxUsers, accounts.total > cap - SignUpGate.warningMargin(cap) {

@@ -16,7 +16,7 @@ enum ConsoleWhiteListPage {
     }
 
     private static func render(_ req: Request, status: HTTPStatus = .ok, error: String? = nil) async throws -> Response {
-        let numbers = try await WhiteList(db: req.db).numbers()
+        let numbers = try await WhiteList(db: req.store).numbers()
         let rows = numbers.map { number -> HTML in
             """
             <tr><td>\(number)</td><td><form class="inline" method="post" action="/admin/white-list/remove">\(ConsolePage.csrfField(req))
@@ -42,7 +42,7 @@ enum ConsoleWhiteListPage {
     @Sendable static func add(req: Request) async throws -> Response {
         let number = ((try? req.content.get(String.self, at: "mobileNumber")) ?? "").trimmingCharacters(in: .whitespaces)
         do {
-            try await WhiteList(db: req.db).add(number)
+            try await WhiteList(db: req.store).add(number)
         } catch let error as YonaError {
             return try await render(req, status: .badRequest, error: ConsolePage.message(of: error))
         }
@@ -52,7 +52,7 @@ enum ConsoleWhiteListPage {
     @Sendable static func remove(req: Request) async throws -> Response {
         let number = (try? req.content.get(String.self, at: "mobileNumber")) ?? ""
         do {
-            try await WhiteList(db: req.db).remove(number)
+            try await WhiteList(db: req.store).remove(number)
         } catch let error as YonaError {
             return try await render(req, status: .badRequest, error: ConsolePage.message(of: error))
         }

@@ -84,7 +84,7 @@ package enum DevicesController {
     /// Step 4 of the new-device flow: the OTP recovers the password, which unlocks the user to add the device.
     @Sendable package static func registerWithOneTimePassword(req: Request) async throws -> Response {
         let userID = try req.uuidParameter("userID")
-        guard let record = try await User.find(userID, on: req.db) else { throw YonaError(.userNotFound) }
+        guard let record = try await User.find(userID, on: req.store) else { throw YonaError(.userNotFound) }
         try await req.limitAttempts(number: record.mobileNumber)
         let new = try await req.decodeStrict(RegisterDeviceRequest.self).toNewDevice(
             allowPrivateEndpoints: req.application.yona.config.webPushAllowPrivateEndpoints)

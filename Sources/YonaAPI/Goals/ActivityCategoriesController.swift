@@ -13,7 +13,7 @@ package enum ActivityCategoriesController {
     }
 
     @Sendable package static func list(req: Request) async throws -> Response {
-        let items = try await ActivityCategory.query(on: req.db).all()
+        let items = try await ActivityCategory.query(on: req.store).all()
             .sorted { $0.names[YonaLocale.fallback.rawValue] ?? "" < $1.names[YonaLocale.fallback.rawValue] ?? "" }
             .map { req.rendering.activityCategory($0, locale: req.context.locale, topLevel: false) }
         return try .hal(
@@ -23,7 +23,7 @@ package enum ActivityCategoriesController {
     }
 
     @Sendable package static func get(req: Request) async throws -> Response {
-        guard let category = try await ActivityCategory.find(try req.uuidParameter("categoryID"), on: req.db) else {
+        guard let category = try await ActivityCategory.find(try req.uuidParameter("categoryID"), on: req.store) else {
             throw YonaError(.activityCategoryNotFound)
         }
         return try .hal(req.rendering.activityCategory(category, locale: req.context.locale, topLevel: true))
@@ -42,7 +42,7 @@ package enum AdminActivityCategoriesController {
     }
 
     @Sendable package static func list(req: Request) async throws -> Response {
-        let items = try await ActivityCategory.query(on: req.db).all().map { req.rendering.adminActivityCategory($0, topLevel: false) }
+        let items = try await ActivityCategory.query(on: req.store).all().map { req.rendering.adminActivityCategory($0, topLevel: false) }
         return try .hal(
             HALCollection(
                 rel: "yona:activityCategories", items: items,
@@ -55,8 +55,8 @@ package enum AdminActivityCategoriesController {
 
     @Sendable package static func create(req: Request) async throws -> Response {
         let category = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: UUID())
-        try await checkNamesAreFree(category, on: req.db)
-        try await category.create(on: req.db)
+        try await checkNamesAreFree(category, on: req.store)
+        try await category.create(on: req.store)
         // Yona's admin service answers a creation with 200.
         return try .hal(req.rendering.adminActivityCategory(category, topLevel: true))
     }
@@ -64,14 +64,14 @@ package enum AdminActivityCategoriesController {
     @Sendable package static func update(req: Request) async throws -> Response {
         let existing = try await find(req)
         let changed = try req.decodeStrict(ActivityCategoryRequest.self).toModel(id: existing.id!)
-        try await checkNamesAreFree(changed, on: req.db)
+        try await checkNamesAreFree(changed, on: req.store)
         existing.adopt(changed)
-        try await existing.save(on: req.db)
+        try await existing.save(on: req.store)
         return try .hal(req.rendering.adminActivityCategory(existing, topLevel: true))
     }
 
     @Sendable package static func delete(req: Request) async throws -> HTTPStatus {
-        try await find(req).delete(on: req.db)
+        try await find(req).delete(on: req.store)
         return .noContent
     }
 
@@ -85,7 +85,7 @@ package enum AdminActivityCategoriesController {
     }
 
     private static func find(_ req: Request) async throws -> ActivityCategory {
-        guard let category = try await ActivityCategory.find(try req.uuidParameter("categoryID"), on: req.db) else {
+        guard let category = try await ActivityCategory.find(try req.uuidParameter("categoryID"), on: req.store) else {
             throw YonaError(.activityCategoryNotFound)
         }
         return category

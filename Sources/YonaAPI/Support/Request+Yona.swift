@@ -1,8 +1,17 @@
+import Fluent
 import Foundation
 import Vapor
 import YonaDomain
+import YonaStore
 
 extension Request {
+    /// The database as a request uses it: a read that does not answer within `YONA_DATABASE_READ_DEADLINE_SECONDS`
+    /// fails with 503 and `Retry-After` instead of holding the request (`DeadlineReads`, issue 36). Handlers use this,
+    /// never Fluent's `db` (`ModuleLayeringTests`).
+    package var store: any Database {
+        DeadlineReads(base: db, deadline: .milliseconds(Int64(application.yona.config.databaseReadDeadline * 1000)))
+    }
+
     /// A UUID path parameter; a malformed one is `error.invalid.uuid`.
     package func uuidParameter(_ name: String) throws -> UUID {
         guard let raw = parameters.get(name), let id = UUID(text: raw) else { throw YonaError(.invalidUUID) }

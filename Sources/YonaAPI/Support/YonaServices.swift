@@ -121,14 +121,14 @@ extension Application {
 extension Request {
     package var users: UserService {
         UserService(
-            db: db, sms: application.sms(on: db, locale: context.locale), recovery: application.yona.recovery,
+            db: store, sms: application.sms(on: store, locale: context.locale), recovery: application.yona.recovery,
             testServer: application.yona.config.testServer,
             vpnAccounts: application.yona.vpnAccounts, signUp: application.yona.config.signUp)
     }
 
-    package var devices: DeviceService { DeviceService(db: db, users: users) }
+    package var devices: DeviceService { DeviceService(db: store, users: users) }
 
-    package var photos: UserPhotoService { UserPhotoService(db: db, users: users) }
+    package var photos: UserPhotoService { UserPhotoService(db: store, users: users) }
 
     /// Photo uploads count per client (a minute) and per account (a day): each one stores up to 128 KB for the
     /// retention period.
@@ -143,20 +143,21 @@ extension Request {
             ])
     }
 
-    package var goals: GoalService { GoalService(db: db) }
+    package var goals: GoalService { GoalService(db: store) }
 
-    package var messages: MessageService { MessageService(db: db, metrics: application.yona.metrics) }
+    package var messages: MessageService { MessageService(db: store, metrics: application.yona.metrics) }
 
-    package var announcements: AnnouncementService { AnnouncementService(db: db) }
+    package var announcements: AnnouncementService { AnnouncementService(db: store) }
 
-    package var overwrites: OverwriteService { OverwriteService(db: db, users: users) }
+    package var overwrites: OverwriteService { OverwriteService(db: store, users: users) }
 
-    package var buddies: BuddyService { BuddyService(db: db, users: users) }
+    package var buddies: BuddyService { BuddyService(db: store, users: users) }
 
     package var invitations: InvitationService {
         InvitationService(
-            db: db, users: users, argon2: application.yona.argon2, sms: application.sms(on: db, locale: context.locale),
-            email: QueuedEmailSender(outbox: application.textOutbox(on: db), fromAddress: application.yona.config.emailFrom, locale: context.locale))
+            db: store, users: users, argon2: application.yona.argon2, sms: application.sms(on: store, locale: context.locale),
+            email: QueuedEmailSender(
+                outbox: application.textOutbox(on: store), fromAddress: application.yona.config.emailFrom, locale: context.locale))
     }
 
     /// What a buddy request needs to invite a number without an account.
@@ -166,12 +167,12 @@ extension Request {
     }
 
     package var analysis: AnalysisService {
-        AnalysisService(db: db, metrics: application.yona.metrics, ingest: application.yona.ingest)
+        AnalysisService(db: store, metrics: application.yona.metrics, ingest: application.yona.ingest)
     }
 
     package var newDeviceRequests: NewDeviceRequestService {
         NewDeviceRequestService(
-            db: db, users: users, argon2: application.yona.argon2,
+            db: store, users: users, argon2: application.yona.argon2,
             lifetime: application.yona.config.newDeviceRequestLifetime)
     }
 
@@ -201,7 +202,7 @@ extension Request {
             limits.append((RateLimiter.Limit(name: "number", max: config.rateLimitPerNumberPerHour, window: 3600), number))
         }
         limits += extra
-        try await RateLimiter(db: db, key: application.yona.recovery.rateLimitKey).hit(limits)
+        try await RateLimiter(db: store, key: application.yona.recovery.rateLimitKey).hit(limits)
     }
 
     package var rendering: UserRendering {

@@ -42,17 +42,17 @@ package enum TestServerController {
     /// when none came since the last clear.
     @Sendable package static func clearLastPush(req: Request) async throws -> Response {
         let token = req.parameters.get("instanceId") ?? ""
-        try await settle(token, on: req.db)
-        let response = try await lastPushResponse(token, on: req.db)
-        try await PushDelivery.query(on: req.db).filter(\.$tokenHash == TokenHash.of(token)).delete()
+        try await settle(token, on: req.store)
+        let response = try await lastPushResponse(token, on: req.store)
+        try await PushDelivery.query(on: req.store).filter(\.$tokenHash == TokenHash.of(token)).delete()
         return response
     }
 
     /// The last push delivered to an Instance ID, whatever the provider: `{"data": {...}}`.
     @Sendable package static func lastPush(req: Request) async throws -> Response {
         let token = req.parameters.get("instanceId") ?? ""
-        try await settle(token, on: req.db)
-        return try await lastPushResponse(token, on: req.db)
+        try await settle(token, on: req.store)
+        return try await lastPushResponse(token, on: req.store)
     }
 
     private static func lastPushResponse(_ token: String, on db: any Database) async throws -> Response {

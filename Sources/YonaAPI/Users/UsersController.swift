@@ -97,7 +97,7 @@ package enum UsersController {
         // As Yona: the server makes the taken-over account's password; an app that brings its own is too old.
         guard req.yonaPasswordHeader == nil else { throw YonaError(.appProvidedPasswordNotSupported) }
         // As Yona: only an invited account can be taken over, whatever the password.
-        if let record = try await User.find(userID, on: req.db), !record.createdOnBuddyRequest {
+        if let record = try await User.find(userID, on: req.store), !record.createdOnBuddyRequest {
             throw YonaError(.userNotCreatedOnBuddyRequest)
         }
         // The body is checked before the rate limit and the key derivation are spent on it.
