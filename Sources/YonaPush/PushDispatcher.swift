@@ -51,6 +51,8 @@ package struct PushDispatcher: Sendable {
     package var metrics: YonaMetrics? = nil
     /// When this dispatcher last pushed each device, for `minimumIntervalSeconds`.
     package let recent = RecentPushes()
+    /// Rows the provider took whose finish has not reached the database yet (issue 36).
+    package let unfinished = DeliveredRows()
 
     package struct Claimed: Sendable {
         package let id: UUID
@@ -233,6 +235,7 @@ package struct PushDispatcher: Sendable {
     /// Delivered rows are done: deleted in one statement (a delete writes no index entries, unlike an update).
     private func finishDelivered(_ ids: [UUID]) async throws {
         try await core.delete(ids)
+        unfinished.remove(ids)
     }
 
     /// Claims due rows that head their device's queue: a row waits while an older one of its device is open, so each
@@ -257,6 +260,10 @@ package struct PushDispatcher: Sendable {
     /// Sends one claimed row and records any outcome but success; returns whether it was delivered (the
     /// caller deletes delivered rows, many in one statement).
     private func deliver(_ row: Claimed) async throws -> Bool {
+        // The provider took this row before the database went away, and its finish never got through (the round was
+        // abandoned, or gave up at the lease): it is finished now, not sent again. Only this process knows; another
+        // instance, or this one after a restart, sends it once more.
+        if unfinished.contains(row.id) { return true }
         guard let address = row.address else {
             // The app's address was cleared (or the device went): nothing to send until it sends a new one.
             try await core.settle(row.id, attempts: row.attempts, createdAt: row.createdAt, outcome: .deadAddress("NO_TOKEN"), now: Date())
@@ -275,6 +282,7 @@ package struct PushDispatcher: Sendable {
         let now = Date()
         switch outcome {
         case .delivered:
+            unfinished.insert(row.id, at: now)
             if interval > 0 { recent.pushed(row.deviceID, at: now, forgetBefore: now.addingTimeInterval(-interval)) }
             metrics?.push(outcome: "sent", errorCode: "")
             if settings.recordDeliveries { await recordDelivery(token: address.secret, data: push.data, at: now) }
@@ -365,6 +373,30 @@ package final class RecentPushes: Sendable {
         last.withLockedValue { map in
             map[device] = time
             if map.count >= 4096, map.count.isMultiple(of: 1024) { map = map.filter { $0.value >= cutoff } }
+        }
+    }
+}
+
+/// The rows of the push outbox the provider accepted and that are not yet deleted, by id, with when they went. A row
+/// whose delete failed (the database went away) is claimed again once its lease lapses; found here, it is finished
+/// without a second send. Entries older than a day are dropped (no row waits that long; it is given up by then).
+package final class DeliveredRows: Sendable {
+    private let sent = NIOLockedValueBox<[UUID: Date]>([:])
+
+    package init() {}
+
+    package func insert(_ id: UUID, at time: Date) {
+        sent.withLockedValue { map in
+            map[id] = time
+            if map.count >= 4096, map.count.isMultiple(of: 1024) { map = map.filter { $0.value >= time.addingTimeInterval(-86_400) } }
+        }
+    }
+
+    package func contains(_ id: UUID) -> Bool { sent.withLockedValue { $0[id] != nil } }
+
+    package func remove(_ ids: [UUID]) {
+        sent.withLockedValue { map in
+            for id in ids { map[id] = nil }
         }
     }
 }

@@ -185,6 +185,54 @@ import Testing
         await emulator.stop()
     }
 
+    /// Issue 36: a push Firebase accepted is not sent again even when the database stays away past the row's lease
+    /// (the drain gives up finishing it at 0.8 of the lease, or its round is abandoned): when the row is claimed again,
+    /// the dispatcher knows it went and deletes it without a second send.
+    @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
+    func aPushAcceptedBeforeALongOutageIsNotSentAgain() async throws {
+        let relay = try await DatabaseRelay()
+        defer { relay.cut() }
+        let emulator = try await FCMEmulator.start()
+        let configureFCM = try emulator.configure(workers: true)
+        try await withServer(
+            .postgres,
+            adjust: { config in
+                configureFCM(&config)
+                config.push.leaseSeconds = 3
+                relay.route(&config)
+            }
+        ) { server in
+            let user = try await server.createUser(extra: BuddyTests.phone("ok-long-outage"))
+            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+            let (anonymizedID, _) = try await server.vpnLogin(user)
+            try await PushTests.drained(server)
+            let before = emulator.messages(to: "ok-long-outage").count
+            // the conflict's push is in flight, held by Firebase
+            emulator.setHanging(true, thenAnswer: true)
+            _ = try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/long-outage")
+            for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(emulator.hungRequests == 1)
+
+            // act: the database goes away, Firebase accepts the push, and the database stays away well past the lease
+            relay.cut()
+            emulator.setHanging(false)
+            for _ in 0..<100 where emulator.messages(to: "ok-long-outage").count == before { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .seconds(6))
+            try await relay.restore()
+
+            // check: once the row is gone from the outbox (claimed again and finished), Firebase has the push once
+            var open = 1
+            for _ in 0..<600 where open > 0 {
+                open = try await PendingPush.query(on: server.app.db).filter(\.$state == PendingPush.State.pending.rawValue).count()
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(open == 0, "the row was finished")
+            try await Task.sleep(for: .seconds(1))
+            #expect(emulator.messages(to: "ok-long-outage").count == before + 1)
+        }
+        await emulator.stop()
+    }
+
     /// Two rounds of `scripts/soak-db` (operations.md documents the 20-round soak): a PostgreSQL of its own is stopped
     /// (`pg_ctl -m fast`) and then killed (`-m immediate`) under the classifier's posts and profile reads, against this
     /// build's server; each round asserts nothing acknowledged lost, the push drain resumed, no push twice, no 500, 503s
