@@ -13,7 +13,7 @@ import SQLKit
 /// tell the client it did not happen. Writes batched by `GroupCommit` have their own deadline; transactions are
 /// bounded by the pool and PostgreSQL. Commands (a database dump reads whole tables) and background jobs (whose
 /// rounds have deadlines of their own) use the plain handle.
-package struct DeadlineReads: Database, SQLDatabase {
+package struct DeadlineReads: DatabaseWrapper {
     package let base: any Database
     package let deadline: Duration
 
@@ -22,12 +22,7 @@ package struct DeadlineReads: Database, SQLDatabase {
         self.deadline = deadline
     }
 
-    private var baseSQL: any SQLDatabase { base.sql }
-
     // MARK: Database
-
-    package var context: DatabaseContext { base.context }
-    package var inTransaction: Bool { base.inTransaction }
 
     package func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
         let reads: Bool
@@ -54,12 +49,6 @@ package struct DeadlineReads: Database, SQLDatabase {
 
     // MARK: SQLDatabase
 
-    package var logger: Logger { context.logger }
-    package var eventLoop: any EventLoop { context.eventLoop }
-    package var version: (any SQLDatabaseReportedVersion)? { baseSQL.version }
-    package var dialect: any SQLDialect { baseSQL.dialect }
-    package var queryLogLevel: Logger.Level? { baseSQL.queryLogLevel }
-
     package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
         guard reads(query) else { return baseSQL.execute(sql: query, onRow) }
         return bounded(baseSQL.execute(sql: query, onRow))
@@ -74,8 +63,7 @@ package struct DeadlineReads: Database, SQLDatabase {
 
     /// A plain `SELECT` outside a transaction (`SELECT … FOR UPDATE` only runs inside one).
     private func reads(_ query: any SQLExpression) -> Bool {
-        guard !inTransaction else { return false }
-        return serialize(query).sql.drop { $0.isWhitespace }.prefix(6).uppercased() == "SELECT"
+        !inTransaction && isSelect(query)
     }
 
     /// `future`'s result, or `DeadlineExceeded` once the deadline has passed, whichever comes first.

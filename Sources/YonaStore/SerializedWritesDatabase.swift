@@ -49,16 +49,11 @@ extension Database {
     }
 }
 
-package struct SerializedWritesDatabase: Database, SQLDatabase {
+package struct SerializedWritesDatabase: DatabaseWrapper {
     package let base: any Database
     package let writer: WriterLock
 
-    private var baseSQL: any SQLDatabase { base.sql }
-
     // MARK: Database
-
-    package var context: DatabaseContext { base.context }
-    package var inTransaction: Bool { base.inTransaction }
 
     package func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void) -> EventLoopFuture<Void> {
         switch query.action {
@@ -100,12 +95,6 @@ package struct SerializedWritesDatabase: Database, SQLDatabase {
 
     // MARK: SQLDatabase
 
-    package var logger: Logger { context.logger }
-    package var eventLoop: any EventLoop { context.eventLoop }
-    package var version: (any SQLDatabaseReportedVersion)? { baseSQL.version }
-    package var dialect: any SQLDialect { baseSQL.dialect }
-    package var queryLogLevel: Logger.Level? { baseSQL.queryLogLevel }
-
     package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
         guard writes(query) else { return baseSQL.execute(sql: query, onRow) }
         return serialized { try await baseSQL.execute(sql: query, onRow) }
@@ -120,9 +109,7 @@ package struct SerializedWritesDatabase: Database, SQLDatabase {
 
     /// Raw SQL is a write unless it is a plain `SELECT`.
     private func writes(_ query: any SQLExpression) -> Bool {
-        guard !inTransaction else { return false }
-        let text = serialize(query).sql.drop { $0.isWhitespace }.prefix(6).uppercased()
-        return text != "SELECT"
+        !inTransaction && !isSelect(query)
     }
 
     private func serialized<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> EventLoopFuture<T> {

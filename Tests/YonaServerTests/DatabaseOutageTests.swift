@@ -147,42 +147,12 @@ import Testing
     /// back in time.
     @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
     func aPushAcceptedDuringAnOutageIsNotSentAgain() async throws {
-        let relay = try await DatabaseRelay()
-        defer { relay.cut() }
-        let emulator = try await FCMEmulator.start()
-        let configureFCM = try emulator.configure(workers: true)
-        try await withServer(
-            .postgres,
-            adjust: { config in
-                configureFCM(&config)
-                config.push.leaseSeconds = 6
-                relay.route(&config)
-            }
-        ) { server in
-            let user = try await server.createUser(extra: BuddyTests.phone("ok-outage"))
-            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
-            let (anonymizedID, _) = try await server.vpnLogin(user)
-            try await PushTests.drained(server)
-            let before = emulator.messages(to: "ok-outage").count
-            // the conflict's push is in flight, held by Firebase
-            emulator.setHanging(true, thenAnswer: true)
-            _ = try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/outage")
-            for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(emulator.hungRequests == 1)
-
-            // act: the database goes away, then Firebase accepts the push; the database comes back a moment later
-            relay.cut()
-            emulator.setHanging(false)
-            for _ in 0..<100 where emulator.messages(to: "ok-outage").count == before { try await Task.sleep(for: .milliseconds(20)) }
-            try await Task.sleep(for: .milliseconds(500))
-            try await relay.restore()
-
+        try await pushAcceptedWhileTheDatabaseIsAway(for: .milliseconds(500), leaseSeconds: 6, phone: "ok-outage") { server, sent in
             // check: well past the lease, Firebase has the push once
             try await Task.sleep(for: .seconds(9))
-            #expect(emulator.messages(to: "ok-outage").count == before + 1)
+            #expect(sent() == 1)
             try await PushTests.drained(server)
         }
-        await emulator.stop()
     }
 
     /// Issue 36: a push Firebase accepted is not sent again even when the database stays away past the row's lease
@@ -190,36 +160,7 @@ import Testing
     /// the dispatcher knows it went and deletes it without a second send.
     @Test(.enabled(if: TestDatabase.available.contains(.postgres)))
     func aPushAcceptedBeforeALongOutageIsNotSentAgain() async throws {
-        let relay = try await DatabaseRelay()
-        defer { relay.cut() }
-        let emulator = try await FCMEmulator.start()
-        let configureFCM = try emulator.configure(workers: true)
-        try await withServer(
-            .postgres,
-            adjust: { config in
-                configureFCM(&config)
-                config.push.leaseSeconds = 3
-                relay.route(&config)
-            }
-        ) { server in
-            let user = try await server.createUser(extra: BuddyTests.phone("ok-long-outage"))
-            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
-            let (anonymizedID, _) = try await server.vpnLogin(user)
-            try await PushTests.drained(server)
-            let before = emulator.messages(to: "ok-long-outage").count
-            // the conflict's push is in flight, held by Firebase
-            emulator.setHanging(true, thenAnswer: true)
-            _ = try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/long-outage")
-            for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(emulator.hungRequests == 1)
-
-            // act: the database goes away, Firebase accepts the push, and the database stays away well past the lease
-            relay.cut()
-            emulator.setHanging(false)
-            for _ in 0..<100 where emulator.messages(to: "ok-long-outage").count == before { try await Task.sleep(for: .milliseconds(20)) }
-            try await Task.sleep(for: .seconds(6))
-            try await relay.restore()
-
+        try await pushAcceptedWhileTheDatabaseIsAway(for: .seconds(6), leaseSeconds: 3, phone: "ok-long-outage") { server, sent in
             // check: once the row is gone from the outbox (claimed again and finished), Firebase has the push once
             var open = 1
             for _ in 0..<600 where open > 0 {
@@ -228,7 +169,46 @@ import Testing
             }
             #expect(open == 0, "the row was finished")
             try await Task.sleep(for: .seconds(1))
-            #expect(emulator.messages(to: "ok-long-outage").count == before + 1)
+            #expect(sent() == 1)
+        }
+    }
+
+    /// A goal conflict's push is held by Firebase; the database goes away, Firebase accepts the push, and the database
+    /// comes back `outage` later. `check` gets how many pushes of the conflict Firebase has taken, as it goes.
+    private func pushAcceptedWhileTheDatabaseIsAway(
+        for outage: Duration, leaseSeconds: Double, phone: String,
+        check: (TestServer, @Sendable () -> Int) async throws -> Void
+    ) async throws {
+        let relay = try await DatabaseRelay()
+        defer { relay.cut() }
+        let emulator = try await FCMEmulator.start()
+        let configureFCM = try emulator.configure(workers: true)
+        try await withServer(
+            .postgres,
+            adjust: { config in
+                configureFCM(&config)
+                config.push.leaseSeconds = leaseSeconds
+                relay.route(&config)
+            }
+        ) { server in
+            let user = try await server.createUser(extra: BuddyTests.phone(phone))
+            try await server.addNoGoGoal(user, category: GoalsTests.gambling)
+            let (anonymizedID, _) = try await server.vpnLogin(user)
+            try await PushTests.drained(server)
+            let before = emulator.messages(to: phone).count
+            // the conflict's push is in flight, held by Firebase
+            emulator.setHanging(true, thenAnswer: true)
+            _ = try await server.postNetworkActivity(anonymizedID, categories: ["gambling"], url: "https://poker.example/\(phone)")
+            for _ in 0..<150 where emulator.hungRequests == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(emulator.hungRequests == 1)
+
+            // act: the database goes away, then Firebase accepts the push; the database comes back after `outage`
+            relay.cut()
+            emulator.setHanging(false)
+            for _ in 0..<100 where emulator.messages(to: phone).count == before { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: outage)
+            try await relay.restore()
+            try await check(server) { emulator.messages(to: phone).count - before }
         }
         await emulator.stop()
     }
