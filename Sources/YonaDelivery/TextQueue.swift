@@ -42,15 +42,20 @@ package enum TextQueue {
     }
 
     /// Texts and mails not yet sent (waiting or being sent), per channel (`sms`, `email`), and when the oldest of each
-    /// was queued.
+    /// was queued; counted by the database (a scrape during a provider outage reads no rows).
     package static func depthByChannel(on db: any Database) async throws -> [String: (count: Int, oldest: Date?)] {
-        let open = try await PendingText.query(on: db)
-            .filter(\.$state ~~ [PendingText.State.pending.rawValue, PendingText.State.claimed.rawValue])
-            .field(\.$channel).field(\.$createdAt).all()
+        let rows = try await db.sql.raw(
+            """
+            SELECT channel, COUNT(*) AS depth, MIN(created_at) AS oldest FROM \(unsafeRaw: PendingText.schema)
+            WHERE state IN (\(bind: PendingText.State.pending.rawValue), \(bind: PendingText.State.claimed.rawValue))
+            GROUP BY channel
+            """
+        ).all()
         var depths: [String: (count: Int, oldest: Date?)] = [:]
-        for row in open {
-            let current = depths[row.channel] ?? (0, nil)
-            depths[row.channel] = (current.count + 1, min(current.oldest ?? row.createdAt, row.createdAt))
+        for row in rows {
+            depths[try row.decode(column: "channel", as: String.self)] = (
+                try row.decode(column: "depth", as: Int.self), try row.decode(column: "oldest", as: Date.self)
+            )
         }
         return depths
     }

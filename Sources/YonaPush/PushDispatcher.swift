@@ -159,11 +159,11 @@ package struct PushDispatcher: Sendable {
                     sending -= 1
                     if let id { delivered.append(id) }
                     if let error { failed(error) }
-                case .finished(let unfinished, let error):
+                case .finished(let notDeleted, let error):
                     finishing = false
                     if let error {
                         failed(error)
-                        delivered.insert(contentsOf: unfinished, at: 0)
+                        delivered.insert(contentsOf: notDeleted, at: 0)
                         let retry = finishRetry ?? (.milliseconds(250), .now + .seconds(settings.leaseSeconds * 0.8))
                         // past the lease another worker may have claimed the rows again: leave them to it
                         if ContinuousClock.now > retry.until { delivered = [] }

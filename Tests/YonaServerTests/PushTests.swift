@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import Testing
 
 @testable import YonaAPI
+@testable import YonaDelivery
 @testable import YonaPush
 @testable import YonaServer
 @testable import YonaStore
@@ -94,6 +95,10 @@ import Testing
             let t0 = Date().addingTimeInterval(-10)
             try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 11, now: t0).create(on: server.app.db)
             try await PendingPush(id: UUID(), deviceID: device.id!, messageID: 12, now: t0.addingTimeInterval(1)).create(on: server.app.db)
+            // the two are counted, by provider, with the older one's time (by the database, for /metrics and the console)
+            let waiting = try await PushOutbox.depthByProvider(on: server.app.db)["FCM"]
+            #expect(waiting?.count == 2 && waiting?.oldest.map { abs($0.timeIntervalSince(t0)) < 0.01 } == true, "\(String(describing: waiting))")
+            #expect(try await server.request(.GET, "/metrics").text.contains("yona_push_outbox_depth 2"))
             let dispatcher = server.app.pushDispatcher
             // act + check: one per device per round, oldest first
             #expect(try await dispatcher.drainOnce() == 1)

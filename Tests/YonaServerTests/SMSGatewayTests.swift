@@ -5,6 +5,7 @@ import Vapor
 
 @testable import YonaAPI
 @testable import YonaConfig
+@testable import YonaDelivery
 @testable import YonaDomain
 @testable import YonaServer
 @testable import YonaStore
@@ -155,6 +156,10 @@ import Vapor
             for secret in [user.mobileNumber, "Your Yona confirmation code"] {
                 #expect(rows[0].sealed.range(of: Data(secret.utf8)) == nil, "the outbox row holds \(secret) in plain")
             }
+            // the waiting text is counted (by the database, per channel) on /metrics and the console's dashboard
+            #expect(try await server.request(.GET, "/metrics").text.contains("yona_text_outbox_depth 1"))
+            let waiting = try await TextQueue.depthByChannel(on: server.app.db)["sms"]
+            #expect(waiting?.count == 1 && waiting?.oldest == rows[0].createdAt, "\(String(describing: waiting))")
 
             // the gateway comes back: the job's next round sends it, and no later round sends it again
             gateway.down.withLockedValue { $0 = false }
