@@ -21,6 +21,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        // The listeners (HTTPFront): NIO's HTTP/1.1 pipeline and NIOExtras' graceful quiescing, as Vapor's server uses.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // P-256 key agreement, HKDF and AES-GCM for Web Push (RFC 8291); the range jwt-kit accepts.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.8.0"..<"5.0.0"),
         // The tests' APNs emulator speaks HTTP/2 frames itself (Apple answers 200 with HEADERS alone).
@@ -146,6 +149,10 @@ let package = Package(
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
         // The executable's commands and the wiring: configuration in, services and listeners out.

@@ -7,34 +7,33 @@ import YonaDomain
 /// set, the internal one (the analyzer and admin APIs and `/metrics`), as Yona ran them on ports of their own.
 /// Graceful shutdown closes the public listener first, so no new request arrives while the internal one and the
 /// background jobs finish.
-package final class HTTPListeners: Service, CustomStringConvertible, @unchecked Sendable {
-    private let app: Application
-    private let publicServer: (any Server)?
-    private let internalServer: HTTPServer?
+package final class HTTPListeners: Service, CustomStringConvertible, Sendable {
+    private let publicServer: HTTPFront?
+    private let internalServer: HTTPFront?
     package var description: String { "http-listeners" }
 
     /// `publicListener: false` is `workers`: the internal listener only (its `/health` and `/metrics`), if set.
+    /// Made after the routes are registered: the listeners collect bodies up to the largest route's limit.
     package init(_ app: Application, publicListener: Bool = true) {
-        self.app = app
-        // Made first: Vapor's shared server copies the public configuration when it is made, and a second
-        // HTTPServer of the same application writes its own configuration back into the application's storage.
-        publicServer = publicListener ? app.server : nil
-        internalServer = app.yona.config.internalPort.map { port in
-            var configuration = app.http.server.configuration
-            configuration.address = .hostname(app.yona.config.internalHost, port: port)
-            return HTTPServer(
-                application: app, responder: InternalListenerResponder(inner: app.responder.current),
-                configuration: configuration, on: app.eventLoopGroup)
+        let config = app.yona.config
+        let maxBodyBytes = app.routes.all.map(\.facts.maxBodyBytes).max() ?? config.maxBodyBytes
+        let responder = app.responder.current
+        publicServer =
+            publicListener
+            ? HTTPFront(
+                application: app, responder: responder,
+                settings: .init(host: config.host, port: config.port, maxBodyBytes: maxBodyBytes))
+            : nil
+        internalServer = config.internalPort.map { port in
+            HTTPFront(
+                application: app, responder: InternalListenerResponder(inner: responder),
+                settings: .init(host: config.internalHost, port: port, maxBodyBytes: maxBodyBytes))
         }
     }
 
     /// Binds the internal listener, then the public one.
     package func start(publicAddress: BindAddress? = nil) async throws {
-        if let internalServer {
-            let publicConfiguration = app.http.server.configuration
-            try await internalServer.start(address: nil)
-            if publicServer != nil { app.http.server.configuration = publicConfiguration }
-        }
+        try await internalServer?.start(address: nil)
         try await publicServer?.start(address: publicAddress)
     }
 
@@ -42,6 +41,9 @@ package final class HTTPListeners: Service, CustomStringConvertible, @unchecked 
         await publicServer?.shutdown()
         await internalServer?.shutdown()
     }
+
+    /// The public listener's port once it is bound (tests bind port 0).
+    package var publicPort: Int? { publicServer?.localAddress?.port }
 
     /// The internal listener's port once it is bound (tests bind port 0).
     package var internalPort: Int? { internalServer?.localAddress?.port }
@@ -94,7 +96,7 @@ extension Route {
 /// that does not exist (and `ErrorMapping` offers no 405 for it), so the public port does not even confirm that
 /// the internal APIs are there.
 package enum ListenerGate {
-    package static func check(_ request: Request) throws(YonaError) {
-        if let route = request.route, !route.answers(on: request.listener) { throw YonaError(.unknownPath) }
+    package static func check(_ request: Request, route: RouteFacts?) throws(YonaError) {
+        if let route, !route.answers(on: request.listener) { throw YonaError(.unknownPath) }
     }
 }

@@ -45,5 +45,5 @@ package func routes(_ app: Application) {
         WhiteListController.register(internalAPI.grouped("admin"))
         AnalysisController.register(internalAPI)
     }
-    Route.cachePatterns(app.routes)
+    Route.cacheFacts(app.routes)
 }

@@ -136,4 +136,39 @@ import Testing
             #expect(leaks.isEmpty, "the log holds the code \(code): \(leaks.prefix(2))")
         }
     }
+
+    /// Lines are written in batches (`StandardOutputLines`), but within a moment, not only when the process ends: the
+    /// access lines of requests and a warning show in the output of a server that still runs, and are there after a
+    /// SIGKILL, which runs no exit handler.
+    @Test func linesReachTheOutputWhileTheServerRuns() async throws {
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-batch-\(UUID().uuidString).sqlite").path
+        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("yona-batch-\(UUID().uuidString).log")
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            try? FileManager.default.removeItem(at: logFile)
+        }
+        let port = try TestServerProbe.freePort()
+        let process = try ChildProcess.server(
+            ["serve", "--no-workers"],
+            environment: [
+                "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+                "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+            ], output: logFile.path)
+        defer { process.kill9() }
+        let base = "http://127.0.0.1:\(port)"
+        try await CrashTests.waitUntilHealthy(base)
+        let server = TestServerProbe(baseURL: base)
+        for _ in 0..<50 { _ = try await server.request(.GET, "/health") }
+        _ = try await server.request(.GET, "/nothing-here")
+        var log = ""
+        for _ in 0..<100 where log.components(separatedBy: "GET /health 200").count < 51 || !log.contains("(unmatched) 404") {
+            try await Task.sleep(for: .milliseconds(20))
+            log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        }
+        #expect(log.components(separatedBy: "GET /health 200").count >= 51, "every access line within 2 s")
+        #expect(log.contains("(unmatched) 404"))
+        process.kill9()
+        let after = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        #expect(after.hasPrefix(log) && after.hasSuffix("\n"), "what was written stays, in whole lines")
+    }
 }

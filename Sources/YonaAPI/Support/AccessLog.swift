@@ -25,13 +25,13 @@ package final class AccessLog: Sendable {
 
     package init() {}
 
-    /// Writes the access line and counts the request.
-    package func record(_ request: Request, _ response: Response, elapsed: Duration) {
-        let pattern = request.route?.pattern
+    /// Writes the access line and counts the request; `route` is the matched route's facts.
+    package func record(_ request: Request, _ response: Response, route: RouteFacts?, elapsed: Duration) {
+        let pattern = route?.pattern
         request.logger.info(
             "\(request.method.rawValue) \(pattern ?? "(unmatched)") \(response.status.code)",
             metadata: ["duration_ms": .string(Self.milliseconds(elapsed))])
-        let labels = Labels(route: request.route.map(ObjectIdentifier.init), method: request.method.rawValue, status: response.status.code)
+        let labels = Labels(route: route.map(ObjectIdentifier.init), method: request.method.rawValue, status: response.status.code)
         let metrics = handles.withLockedValue { made in
             if let existing = made[labels] { return existing }
             let dimensions =
@@ -58,19 +58,45 @@ package final class AccessLog: Sendable {
     }
 }
 
+/// What every request needs of its matched route, made once when the routes are registered (`Route.cacheFacts`):
+/// one `userInfo` lookup per request instead of one per fact (each hashes its key as an `AnyHashable`, ~1% of
+/// `/health` apiece in the profile).
+package final class RouteFacts: Sendable {
+    /// The path pattern the access log and the request metrics name (`/users/:userID`).
+    package let pattern: String
+    /// The one listener the route answers on; `nil` for both.
+    package let listener: Listener?
+    /// The largest body the route takes (`HTTPFront` collects bodies; this is the route's `collect(maxSize:)`).
+    package let maxBodyBytes: Int
+
+    init(_ route: Route, defaultMaxBodyBytes: Int) {
+        pattern = Route.pattern(of: route.path)
+        listener = route.listener
+        maxBodyBytes = route.maxBodyBytes ?? defaultMaxBodyBytes
+    }
+
+    package func answers(on listener: Listener) -> Bool { self.listener.map { $0 == listener } ?? true }
+}
+
 extension Route {
-    /// The route's path pattern as the access log and the request metrics name it (`/users/:userID`), written
-    /// once when the routes are registered (`cachePatterns`).
-    package var pattern: String {
-        userInfo["yona.pattern"] as? String ?? Self.pattern(of: path)
+    package var facts: RouteFacts {
+        userInfo["yona.facts"] as? RouteFacts ?? RouteFacts(self, defaultMaxBodyBytes: 16 * 1024) // Vapor's default
+    }
+
+    /// A body limit other than the application's default, given where the route is registered with the same
+    /// `collect(maxSize:)`.
+    package var maxBodyBytes: Int? {
+        get { userInfo["yona.maxBodyBytes"] as? Int }
+        set { userInfo["yona.maxBodyBytes"] = newValue }
     }
 
     package static func pattern(of path: [PathComponent]) -> String {
         "/" + path.map(\.description).joined(separator: "/")
     }
 
-    /// Writes each route's pattern into its `userInfo`, so no request joins its path components again.
-    package static func cachePatterns(_ routes: Routes) {
-        for route in routes.all { route.userInfo["yona.pattern"] = pattern(of: route.path) }
+    /// Writes each route's facts into its `userInfo`, after every route and its listener are registered.
+    package static func cacheFacts(_ routes: Routes) {
+        let defaultMaxBodyBytes = routes.defaultMaxBodySize.value
+        for route in routes.all { route.userInfo["yona.facts"] = RouteFacts(route, defaultMaxBodyBytes: defaultMaxBodyBytes) }
     }
 }

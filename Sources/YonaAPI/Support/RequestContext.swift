@@ -44,8 +44,10 @@ extension RequestContext {
     }
 }
 
-/// Correlation ids: random version-4 UUIDs, lowercased, as `UUID()` made them, but drawn from a pool refilled by
-/// one `getrandom` per 256 ids; Foundation's `UUID()` opens, reads and closes `/dev/urandom` for every one.
+/// Correlation ids (and the request ids `HTTPFront` gives Vapor): random version-4 UUIDs, lowercased, as `UUID()`
+/// made them, but drawn from a pool of 256 refilled by libsodium (a `getrandom(2)` per 256 bytes; the standard
+/// library's `SystemRandomNumberGenerator` made one per 8 bytes). Foundation's `UUID()` opens, reads and closes
+/// `/dev/urandom` for every one.
 package enum CorrelationIDs {
     private static let pool = NIOLockedValueBox(Pool())
 
@@ -55,12 +57,7 @@ package enum CorrelationIDs {
 
         mutating func take() -> uuid_t {
             if next == bytes.count {
-                var generator = SystemRandomNumberGenerator()
-                bytes.withUnsafeMutableBytes { raw in
-                    for index in stride(from: 0, to: raw.count, by: 8) {
-                        raw.storeBytes(of: generator.next() as UInt64, toByteOffset: index, as: UInt64.self)
-                    }
-                }
+                bytes = SecureRandom.bytes(bytes.count)
                 next = 0
             }
             defer { next += 16 }

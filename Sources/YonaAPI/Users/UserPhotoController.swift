@@ -8,7 +8,9 @@ import YonaDomain
 package enum UserPhotoController {
     package static func register(_ routes: any RoutesBuilder) {
         // Room for the multipart framing around a file of the largest size taken; a larger file gets 413.
-        routes.on(.PUT, "users", ":userID", "photo", body: .collect(maxSize: ByteCount(value: PhotoImage.maxBytes + 16 * 1024)), use: upload)
+        let maxBodyBytes = PhotoImage.maxBytes + 16 * 1024
+        routes.on(.PUT, "users", ":userID", "photo", body: .collect(maxSize: ByteCount(value: maxBodyBytes)), use: upload)
+            .maxBodyBytes = maxBodyBytes
         routes.delete("users", ":userID", "photo", use: remove)
         routes.get("userPhotos", ":photoID", use: download)
     }

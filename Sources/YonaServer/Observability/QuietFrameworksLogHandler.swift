@@ -8,7 +8,7 @@ import YonaConfig
 /// every query with its values (numbers, Instance IDs), which privacy.md forbids whatever the log level. The
 /// filter is the same for both line formats.
 struct QuietFrameworksLogHandler: LogHandler {
-    private var inner: any LogHandler
+    private var inner: LineLogHandler
     /// The logger's metadata (Vapor's request id, our correlation id), kept here and handed to the inner handler only
     /// with a line it writes: `StreamLogHandler` re-renders its metadata on every change, twice per request, which
     /// showed in the analyzer's CPU profile (2%) while most requests log nothing (docs/performance.md).
@@ -36,9 +36,7 @@ struct QuietFrameworksLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         guard event.level >= .info || Self.isOwn(event.source) else { return }
-        var event = event
-        if !ownMetadata.isEmpty { event.metadata = ownMetadata.merging(event.metadata ?? [:]) { _, explicit in explicit } }
-        inner.log(event: event)
+        inner.log(event: event, beneath: ownMetadata)
     }
 
     /// A log event's source is the module that logged it: the server's own modules (Package.swift).
@@ -51,8 +49,8 @@ struct QuietFrameworksLogHandler: LogHandler {
 
 /// Lines on standard output in one of two formats.
 /// - `text`: line for line as swift-log's `StreamLogHandler` writes it (`2026-11-28T10:15:02+0000 info
-///   codes.vapor.application: correlation_id=… duration_ms=0.1 [YonaAPI] GET /health 200`), but with one `write` per
-///   line and the time stamp made once a second: `StreamLogHandler` formats the local time with `strftime` and goes
+///   codes.vapor.application: correlation_id=… duration_ms=0.1 [YonaAPI] GET /health 200`), but written in batches
+///   (`StandardOutputLines`) with the time stamp made once a second: `StreamLogHandler` formats the local time with `strftime` and goes
 ///   through stdio's lock and flush for every line, a tenth of `/health`'s CPU at the default level
 ///   (docs/performance.md, "The request pipeline").
 /// - `json` (`YONA_LOG_FORMAT=json`): one object per line, `{"time","level","label","message",…}` with the metadata
@@ -75,19 +73,28 @@ struct LineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
-        if let explicit = event.metadata { merged.merge(explicit) { $1 } }
+    func log(event: LogEvent) { log(event: event, beneath: [:]) }
+
+    /// Writes the event with `outer` (the logger's metadata `QuietFrameworksLogHandler` keeps) under the event's own
+    /// metadata: a key the event names itself wins.
+    func log(event: LogEvent, beneath outer: Logger.Metadata) {
+        // urgent lines are written at once (with every line before them); the rest within `StandardOutputLines.interval`
+        let urgent = event.level >= .warning
         switch format {
         case .text:
-            if let error = event.error {
-                merged["error.message"] = "\(error)"
-                merged["error.type"] = "\(String(reflecting: type(of: error)))"
-            }
-            let pretty = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
-            Self.output.write(stamped: " \(event.level)\(label.isEmpty ? "" : " ")\(label):\(pretty) [\(event.source)] \(event.message)\n")
+            var pairs = textMetadata(event, beneath: outer)
+            pairs.sort { $0.key < $1.key }
+            var rest = " \(event.level)"
+            if !label.isEmpty { rest += " " + label }
+            rest += ":"
+            for (key, value) in pairs { rest += " \(key)=\(value)" }
+            rest += " [\(event.source)] \(event.message)\n"
+            Self.output.write(stamped: rest, urgent: urgent)
         case .json:
+            var merged = metadata
+            if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
+            merged.merge(outer) { $1 }
+            if let explicit = event.metadata { merged.merge(explicit) { $1 } }
             var fields: [String: String] = [:]
             for (key, value) in merged { fields[key] = "\(value)" }
             fields["time"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
@@ -97,25 +104,59 @@ struct LineLogHandler: LogHandler {
             guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
             else { return }
             line.append(0x0A)
-            Self.output.write(Array(line))
+            Self.output.write(Array(line), urgent: urgent)
         }
     }
 
-    private static let output = StandardOutputLines()
+    /// The line's metadata, each key once: the handler's own, then the provider's, `outer`, the event's and the
+    /// error's, a later one winning. An array rather than merged dictionaries: an access line has three keys, and
+    /// merging made and hashed a dictionary per step (a third of the line's cost in `/health`'s profile).
+    private func textMetadata(_ event: LogEvent, beneath outer: Logger.Metadata) -> [(key: String, value: Logger.MetadataValue)] {
+        var layers: [Logger.Metadata] = []
+        if !metadata.isEmpty { layers.append(metadata) }
+        if let provided = metadataProvider?.get(), !provided.isEmpty { layers.append(provided) }
+        if !outer.isEmpty { layers.append(outer) }
+        if let explicit = event.metadata, !explicit.isEmpty { layers.append(explicit) }
+        if let error = event.error {
+            layers.append(["error.message": "\(error)", "error.type": "\(String(reflecting: type(of: error)))"])
+        }
+        var pairs: [(key: String, value: Logger.MetadataValue)] = []
+        pairs.reserveCapacity(layers.reduce(0) { $0 + $1.count })
+        for (index, layer) in layers.enumerated() {
+            let later = layers[(index + 1)...]
+            for (key, value) in layer where !later.contains(where: { $0[key] != nil }) { pairs.append((key, value)) }
+        }
+        return pairs
+    }
+
+    private static let output = StandardOutputLines.shared
 }
 
-/// Standard output, a line per `write(2)` under one lock, so lines of concurrent requests never interleave; a text
-/// line is prefixed with the local time to the second, formatted again only when the second changes.
-private final class StandardOutputLines: Sendable {
+/// Standard output, written in batches by one thread: a line is appended to a buffer under a lock and a writer thread
+/// writes what gathered every `interval` (nginx's `access_log … buffer= flush=`); a warning or an error (`urgent`)
+/// writes the buffer and itself at once, a full buffer too, and the process writes what is left when it exits.
+/// Lines never interleave (one `write(2)` at a time, under the lock) and keep their order. What a crash or a
+/// SIGKILL can lose: the info lines of the last `interval`. A text line is prefixed with the local time to the
+/// second, formatted again only when the second changes. Why: a `write(2)` per access line, under this lock, was
+/// ~4% of `/health`'s samples and the lock's contention between the event loops more (docs/performance.md).
+final class StandardOutputLines: Sendable {
+    /// How long an info line may wait in the buffer, in seconds.
+    static let interval = 0.02
+    private static let batchBytes = 64 * 1024
+
     private struct State {
         var second = -1
-        var stamp = ""
+        var stamp: [UInt8] = []
+        var pending: [UInt8] = []
+        var writerStarted = false
     }
 
     private let state = NIOLockedValueBox(State())
 
-    func write(stamped rest: String) {
-        state.withLockedValue { state in
+    init() {}
+
+    func write(stamped rest: String, urgent: Bool) {
+        let startWriter = state.withLockedValue { state in
             var now = time(nil)
             if now != state.second {
                 var local = tm()
@@ -123,29 +164,66 @@ private final class StandardOutputLines: Sendable {
                 var buffer = [CChar](repeating: 0, count: 64)
                 strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
                 state.second = now
-                state.stamp = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                state.stamp = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             }
-            var line = state.stamp + rest
-            line.withUTF8 { Self.writeAll($0) }
+            state.pending.append(contentsOf: state.stamp)
+            state.pending.append(contentsOf: rest.utf8)
+            return Self.settle(&state, urgent: urgent)
+        }
+        if startWriter { startWriterThread() }
+    }
+
+    func write(_ line: [UInt8], urgent: Bool) {
+        let startWriter = state.withLockedValue { state in
+            state.pending.append(contentsOf: line)
+            return Self.settle(&state, urgent: urgent)
+        }
+        if startWriter { startWriterThread() }
+    }
+
+    /// Writes everything gathered so far.
+    func flush() {
+        state.withLockedValue { Self.writeAll(&$0.pending) }
+    }
+
+    /// After a line was appended: writes at once when it must, else leaves it to the writer (true: start it).
+    private static func settle(_ state: inout State, urgent: Bool) -> Bool {
+        if urgent || state.pending.count >= batchBytes { writeAll(&state.pending) }
+        guard !state.writerStarted else { return false }
+        state.writerStarted = true
+        return true
+    }
+
+    private func startWriterThread() {
+        // the process's last lines: written by the exit handler, whatever ends the process normally
+        atexit { StandardOutputLines.shared.flush() }
+        Thread.detachNewThread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: Self.interval)
+                flush()
+            }
         }
     }
 
-    func write(_ line: [UInt8]) {
-        state.withLockedValue { _ in line.withUnsafeBufferPointer { Self.writeAll($0) } }
-    }
+    /// The process's standard output (`LineLogHandler` writes every line through it).
+    static let shared = StandardOutputLines()
 
-    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let base = bytes.baseAddress else { return }
-        var written = 0
-        while written < bytes.count {
-            let result = Foundation.write(STDOUT_FILENO, base + written, bytes.count - written)
-            if result > 0 {
-                written += result
-            } else if result < 0 && errno == EINTR {
-                continue
-            } else {
-                return
+    private static func writeAll(_ pending: inout [UInt8]) {
+        guard !pending.isEmpty else { return }
+        pending.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var written = 0
+            while written < bytes.count {
+                let result = Foundation.write(STDOUT_FILENO, base + written, bytes.count - written)
+                if result > 0 {
+                    written += result
+                } else if result < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
             }
         }
+        pending.removeAll(keepingCapacity: pending.count <= batchBytes * 2)
     }
 }

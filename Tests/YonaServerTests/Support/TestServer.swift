@@ -120,7 +120,7 @@ final class TestServer: APIDriving {
             await dropDatabase()
             throw error
         }
-        guard let port = app.http.server.shared.localAddress?.port else {
+        guard let port = listeners.publicPort else {
             throw TestSetupError(description: "server has no port")
         }
         let backgroundJobs = app.backgroundJobs
