@@ -5,6 +5,7 @@ import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import Vapor
+import YonaObservability
 
 /// One HTTP/1.1 listener in front of Vapor's responder (the same routes, middleware and `Request`s), in place of
 /// Vapor's `HTTPServer`. Why: under `/health` Vapor's server spent more than the request itself in what this
@@ -106,7 +107,10 @@ package final class HTTPFront: Server, Sendable {
                 defer { state = nil }
                 return state
             })
-        else { return }
+        else {
+            stopped.succeed() // never started (or already stopped): nothing to wait for
+            return
+        }
         let loop = running.channel.eventLoop
         let quiesced = loop.makePromise(of: Void.self)
         running.quiesce.initiateShutdown(promise: quiesced)
@@ -146,8 +150,8 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
     private var bodyDropped = false
     /// Set when the server shuts down: answers then close their connection.
     private var quiescing = false
-    private var dateSecond = -1
-    private var dateValue = ""
+    /// The `Date` header (RFC 9110's IMF-fixdate).
+    private var date = SecondStamp(format: "%a, %d %b %Y %H:%M:%S GMT", utc: true)
 
     init(application: Application, responder: any Responder, maxBodyBytes: Int) {
         self.application = application
@@ -221,7 +225,7 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
         }
         let keepAlive = asked && !quiescing
         var headers = response.headers
-        headers.add(name: "date", value: date())
+        headers.add(name: "date", value: date.current())
         headers.add(name: .connection, value: keepAlive ? "keep-alive" : "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: response.version, status: response.status, headers: headers))), promise: nil)
         if head.method != .HEAD, response.status != .noContent, let buffer = response.body.buffer, buffer.readableBytes > 0 {
@@ -245,19 +249,5 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
-    }
-
-    /// The `Date` header (RFC 9110's IMF-fixdate), formatted again only when the second changes.
-    private func date() -> String {
-        var now = time(nil)
-        if now != dateSecond {
-            var utc = tm()
-            gmtime_r(&now, &utc)
-            var buffer = [CChar](repeating: 0, count: 40)
-            strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &utc)
-            dateSecond = now
-            dateValue = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        return dateValue
     }
 }

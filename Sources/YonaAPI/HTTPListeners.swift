@@ -89,7 +89,7 @@ extension Route {
         set { userInfo["yona.listener"] = newValue }
     }
 
-    package func answers(on listener: Listener) -> Bool { self.listener.map { $0 == listener } ?? true }
+    package func answers(on listener: Listener) -> Bool { facts.answers(on: listener) }
 }
 
 /// Keeps each route to its listener: on the other one it answers 404 `error.request.unknown.path` like a path

@@ -9,23 +9,11 @@ import Testing
 @Suite struct LogHygieneTests {
     @Test func aFullScenarioLogsNoSecretNumberNameTokenOrURL() async throws {
         // setup: the server as a process whose stdout and stderr go to a file
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-logs-\(UUID().uuidString).sqlite").path
-        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("yona-logs-\(UUID().uuidString).log")
-        defer {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
-            try? FileManager.default.removeItem(at: logFile)
-        }
-        let port = try TestServerProbe.freePort()
-        let process = try ChildProcess.server(
+        let logged = try await LoggedServer.start(
             ["serve"],
-            environment: [
-                "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-                "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey, "YONA_LOG_LEVEL": "trace",
-                "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192", "YONA_PUSH_POLL_INTERVAL": "0.1",
-            ], output: logFile.path)
-        let base = "http://127.0.0.1:\(port)"
-        try await CrashTests.waitUntilHealthy(base)
-        let server = TestServerProbe(baseURL: base)
+            environment: ["YONA_LOG_LEVEL": "trace", "YONA_KDF_OPSLIMIT": "1", "YONA_KDF_MEMLIMIT": "8192", "YONA_PUSH_POLL_INTERVAL": "0.1"])
+        defer { logged.remove() }
+        let (process, logFile, server) = (logged.process, logged.logFile, logged.server)
 
         // act: every flow that handles a secret
         var secrets: [String] = []
@@ -138,37 +126,61 @@ import Testing
     }
 
     /// Lines are written in batches (`StandardOutputLines`), but within a moment, not only when the process ends: the
-    /// access lines of requests and a warning show in the output of a server that still runs, and are there after a
-    /// SIGKILL, which runs no exit handler.
+    /// access lines of requests show in the output of a server that still runs, and are there after a SIGKILL,
+    /// which runs no exit handler.
     @Test func linesReachTheOutputWhileTheServerRuns() async throws {
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("yona-batch-\(UUID().uuidString).sqlite").path
-        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("yona-batch-\(UUID().uuidString).log")
-        defer {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
-            try? FileManager.default.removeItem(at: logFile)
-        }
-        let port = try TestServerProbe.freePort()
-        let process = try ChildProcess.server(
-            ["serve", "--no-workers"],
-            environment: [
-                "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
-                "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
-            ], output: logFile.path)
-        defer { process.kill9() }
-        let base = "http://127.0.0.1:\(port)"
-        try await CrashTests.waitUntilHealthy(base)
-        let server = TestServerProbe(baseURL: base)
-        for _ in 0..<50 { _ = try await server.request(.GET, "/health") }
-        _ = try await server.request(.GET, "/nothing-here")
+        let logged = try await LoggedServer.start(["serve", "--no-workers"])
+        defer { logged.remove() }
+        for _ in 0..<50 { _ = try await logged.server.request(.GET, "/health") }
+        _ = try await logged.server.request(.GET, "/nothing-here")
         var log = ""
         for _ in 0..<100 where log.components(separatedBy: "GET /health 200").count < 51 || !log.contains("(unmatched) 404") {
             try await Task.sleep(for: .milliseconds(20))
-            log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            log = logged.output
         }
         #expect(log.components(separatedBy: "GET /health 200").count >= 51, "every access line within 2 s")
         #expect(log.contains("(unmatched) 404"))
-        process.kill9()
-        let after = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        logged.process.kill9()
+        let after = logged.output
         #expect(after.hasPrefix(log) && after.hasSuffix("\n"), "what was written stays, in whole lines")
+    }
+}
+
+/// The real server as a process on a SQLite file of its own, its standard output and error in a file.
+struct LoggedServer {
+    let process: ChildProcess
+    let logFile: URL
+    let server: TestServerProbe
+    private let database: String
+
+    static func start(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> LoggedServer {
+        let directory = FileManager.default.temporaryDirectory
+        let database = directory.appendingPathComponent("yona-logs-\(UUID().uuidString).sqlite").path
+        let logFile = directory.appendingPathComponent("yona-logs-\(UUID().uuidString).log")
+        let port = try TestServerProbe.freePort()
+        let environment = [
+            "YONA_DATABASE_URL": "sqlite://\(database)", "YONA_PORT": String(port), "YONA_TEST_SERVER": "true",
+            "YONA_INTERNAL_TOKEN": TestServer.internalToken, "YONA_RECOVERY_KEY": TestServer.recoveryKey,
+        ].merging(extra) { $1 }
+        let process = try ChildProcess.server(arguments, environment: environment, output: logFile.path)
+        let logged = LoggedServer(
+            process: process, logFile: logFile, server: TestServerProbe(baseURL: "http://127.0.0.1:\(port)"), database: database)
+        do {
+            try await CrashTests.waitUntilHealthy(logged.server.baseURL)
+        } catch {
+            logged.remove()
+            throw error
+        }
+        return logged
+    }
+
+    /// What the process has written so far.
+    var output: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// Stops the process if it still runs and removes its files.
+    func remove() {
+        process.kill9()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try? FileManager.default.removeItem(at: logFile)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import YonaConfig
+import YonaObservability
 
 /// The server's log handler. Below `info`, only the server's own code may log: at `debug` and `trace` Vapor
 /// prints whole request heads (`Yona-Password`, one-time passwords, paths with numbers) and FluentKit prints
@@ -145,28 +146,18 @@ final class StandardOutputLines: Sendable {
     private static let batchBytes = 64 * 1024
 
     private struct State {
-        var second = -1
-        var stamp: [UInt8] = []
+        var stamp = SecondStamp(format: "%Y-%m-%dT%H:%M:%S%z", utc: false)
         var pending: [UInt8] = []
         var writerStarted = false
     }
 
     private let state = NIOLockedValueBox(State())
 
-    init() {}
+    private init() {}
 
     func write(stamped rest: String, urgent: Bool) {
         let startWriter = state.withLockedValue { state in
-            var now = time(nil)
-            if now != state.second {
-                var local = tm()
-                localtime_r(&now, &local)
-                var buffer = [CChar](repeating: 0, count: 64)
-                strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
-                state.second = now
-                state.stamp = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            }
-            state.pending.append(contentsOf: state.stamp)
+            state.pending.append(contentsOf: state.stamp.current().utf8)
             state.pending.append(contentsOf: rest.utf8)
             return Self.settle(&state, urgent: urgent)
         }
