@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ],
             // Yona's production category set, seeded on a production server's first start.
             resources: [.embedInCode("Categories/production.json")]

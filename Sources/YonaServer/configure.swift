@@ -31,8 +31,9 @@ public func configure(_ app: Application, config: AppConfig, mode: RunMode = .se
     case .postgres(let url):
         // Analyzer events of one user wait on a row lock while holding a connection, so one connection per
         // event loop would stall every other request on that loop behind them.
+        // (`livePostgres`: a statement on a connection that died fails instead of waiting forever, issue 36)
         app.databases.use(
-            .postgres(
+            .livePostgres(
                 configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 8,
                 connectionPoolTimeout: .seconds(20)), as: .psql)
     }

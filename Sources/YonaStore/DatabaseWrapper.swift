@@ -24,3 +24,9 @@ extension DatabaseWrapper {
         serialize(query).sql.drop { $0.isWhitespace }.prefix(6).uppercased() == "SELECT"
     }
 }
+
+/// A transaction's result carried through futures and tasks that want Sendable values (Fluent's `transaction`
+/// requirement predates Sendable and leaves its result unconstrained); it is only ever read by the one caller.
+struct TransactionResult<T>: @unchecked Sendable {
+    let value: T
+}

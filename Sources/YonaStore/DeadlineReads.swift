@@ -6,8 +6,9 @@ import SQLKit
 
 /// A request's database handle whose reads have a deadline (issue 36): a read outside a transaction that has not
 /// answered within `deadline` fails with `Abandoning.DeadlineExceeded` (503 with `Retry-After`), so no request
-/// waits on a database call that never completes (a connection that died without saying so; PostgreSQL going away
-/// mid-query). The read itself is left to end, or not, on its connection.
+/// waits on a database that stopped answering without closing its connections (frozen, or a network that drops
+/// packets; a connection that closed fails its statements at once, `LiveConnectionsConfiguration`). The read itself
+/// is left to end, or not, on its connection.
 ///
 /// Only reads: a write or a transaction that outlived a deadline may still commit, and answering 503 for it would
 /// tell the client it did not happen. Writes batched by `GroupCommit` have their own deadline; transactions are

@@ -74,7 +74,7 @@ package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
 
     private func run(_ waiters: [Waiter], on db: any Database) async {
         do {
-            // a round waiting on a call that never completes (a connection that died under it) fails its callers at
+            // a round waiting on a database that stopped answering (its connections open) fails its callers at
             // the deadline, so later rounds are not stuck behind it (issue 36)
             let round = self.round
             let items = waiters.map(\.item)

@@ -118,10 +118,6 @@ package struct SerializedWritesDatabase: DatabaseWrapper {
     }
 }
 
-private struct TransactionResult<T>: @unchecked Sendable {
-    package let value: T
-}
-
 /// A fair, asynchronous mutual-exclusion lock that knows which task holds it: a task that already holds it
 /// and asks again (a write through the outer database handle inside a transaction) gets an error instead of
 /// waiting for itself forever.

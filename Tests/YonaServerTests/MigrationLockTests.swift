@@ -19,16 +19,7 @@ import Vapor
         try PostgresAdmin.run(sql: "CREATE DATABASE \(name)", adminURL: admin)
         defer { try? PostgresAdmin.run(sql: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)", adminURL: admin) }
         var apps: [Application] = []
-        for _ in 0..<3 {
-            let app = try await Application.make(.testing)
-            var config = AppConfig.default
-            config.database = .postgres(url: PostgresAdmin.url(admin, database: name))
-            config.internalToken = TestServer.internalToken
-            config.recoveryKey = TestServer.recoveryKey
-            config.logLevel = "critical"
-            try await configure(app, config: config, mode: .command)
-            apps.append(app)
-        }
+        for _ in 0..<3 { apps.append(try await PostgresAdmin.commandApplication(on: PostgresAdmin.url(admin, database: name))) }
 
         // act: all migrate at the same moment
         let outcomes = await withTaskGroup(of: String?.self) { group in

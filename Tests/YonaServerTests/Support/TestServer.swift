@@ -200,6 +200,18 @@ func value(_ root: Any?, _ path: Any...) -> Any? {
 
 /// psql and pg_dump against the throwaway PostgreSQL that scripts/test started.
 enum PostgresAdmin {
+    /// An application configured as a command run is (no listeners, no workers), on the PostgreSQL database at `url`.
+    static func commandApplication(on url: String) async throws -> Application {
+        let app = try await Application.make(.testing)
+        var config = AppConfig.default
+        config.database = .postgres(url: url)
+        config.internalToken = TestServer.internalToken
+        config.recoveryKey = TestServer.recoveryKey
+        config.logLevel = "critical"
+        try await configure(app, config: config, mode: .command)
+        return app
+    }
+
     static func url(_ adminURL: String, database: String) -> String {
         var components = URLComponents(string: adminURL)!
         components.path = "/" + database
