@@ -18,6 +18,22 @@ yona_install_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# The release build every script shares (scripts/run, scripts/bench, scripts/soak-db), with one set of flags so none
+# rebuilds what another built. No debug information (Swift's -gnone, C's and C++'s -g0): a clean release build on 2
+# cores took 586 s without it and 710 s with it (docs/performance.md "From a fresh clone"); a crash's backtrace still
+# names the functions (the symbol table stays), without files and lines. The image's build passes -gnone too.
+YONA_RELEASE_FLAGS=(-c release -Xswiftc -gnone -Xcc -g0 -Xcxx -g0)
+
+# Builds yona-server in release mode (the build's progress on stdout, as `swift build` prints it).
+yona_build_release() {
+    swift build "${YONA_RELEASE_FLAGS[@]}" --product yona-server
+}
+
+# The release binary's path (after yona_build_release).
+yona_release_binary() {
+    echo "$(swift build "${YONA_RELEASE_FLAGS[@]}" --show-bin-path)/yona-server"
+}
+
 # A free TCP port on loopback.
 yona_free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
