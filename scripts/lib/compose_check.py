@@ -6,8 +6,10 @@ load N: N analyzer posts of conflicts, spaced in time, each retried with its Ide
 crash check kills the app in the middle, then runs `settle`).
 settle: waits until every acknowledged conflict is in both inboxes and each phone's last push names its newest message
 (pushes fold while they wait, so there are at most as many pushes as messages).
+vpn-accounts: prints the smoke test's two people's VPN logins and passwords, one "login password" per line, as their
+phones got them (the compose test binds to the directory with them).
 
-usage: compose_check.py PUBLIC INTERNAL WORKERS TOKEN STATE smoke|load N|settle
+usage: compose_check.py PUBLIC INTERNAL WORKERS TOKEN STATE smoke|load N|settle|vpn-accounts
 (PUBLIC the app API, INTERNAL the app's internal listener, WORKERS the workers' internal listener)
 """
 import json
@@ -119,6 +121,14 @@ def settle():
           f"its newest message, {int(sent)} pushes for {total} messages")
 
 
+def vpn_accounts():
+    state = json.load(open(STATE))
+    for user in (state["richard"], state["bob"]):
+        profile = ok(bench_api.call(PUBLIC, "GET", user["profile"], user["headers"], timeout=30))
+        vpn = profile["_embedded"]["yona:devices"]["_embedded"]["yona:devices"][0]["vpnProfile"]
+        print(vpn["vpnLoginID"], vpn["vpnPassword"])
+
+
 command = sys.argv[6]
 if command == "smoke":
     smoke()
@@ -126,5 +136,7 @@ elif command == "load":
     load(int(sys.argv[7]))
 elif command == "settle":
     settle()
+elif command == "vpn-accounts":
+    vpn_accounts()
 else:
     raise SystemExit(__doc__)
