@@ -83,9 +83,8 @@ package struct LiveConnectionDatabase: DatabaseWrapper, PostgresDatabase {
     package func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
         // a leased connection's handle is already in its transaction (or its session) as Fluent's is
         guard !inTransaction else { return closure(self) }
-        return withConnection { (tx: any Database) in
-            guard let live = tx as? LiveConnectionDatabase else { return tx.transaction(closure).map { TransactionResult(value: $0) } }
-            return live.run("BEGIN").flatMap {
+        return leased { live in
+            live.run("BEGIN").flatMap {
                 closure(live).map { TransactionResult(value: $0) }
                     .flatMap { result in live.run("COMMIT").map { result } }
                     .flatMapError { error in live.rollBack(after: error) }
@@ -94,15 +93,7 @@ package struct LiveConnectionDatabase: DatabaseWrapper, PostgresDatabase {
     }
 
     package func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        base.withConnection { leased in
-            guard let postgres = leased as? any PostgresDatabase else {
-                return closure(LiveConnectionDatabase(base: leased, connection: nil))
-            }
-            // a leased connection's handle gives its connection back at once, without a pool
-            return postgres.withConnection { connection in
-                closure(LiveConnectionDatabase(base: leased, connection: connection))
-            }
-        }
+        leased(closure)
     }
 
     // MARK: SQLDatabase
@@ -132,6 +123,15 @@ package struct LiveConnectionDatabase: DatabaseWrapper, PostgresDatabase {
 
     // MARK: -
 
+    /// `body` with a handle on a connection leased from the pool (this handle's own when it is a leased one).
+    private func leased<T>(_ body: @escaping @Sendable (LiveConnectionDatabase) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        base.withConnection { leased in
+            guard let postgres = leased as? any PostgresDatabase else { return body(LiveConnectionDatabase(base: leased, connection: nil)) }
+            // a leased connection's handle gives its connection back at once, without a pool
+            return postgres.withConnection { connection in body(LiveConnectionDatabase(base: leased, connection: connection)) }
+        }
+    }
+
     private func run(_ sql: String) -> EventLoopFuture<Void> {
         execute(sql: SQLRaw(sql), { _ in })
     }
@@ -145,26 +145,15 @@ package struct LiveConnectionDatabase: DatabaseWrapper, PostgresDatabase {
         }.flatMapThrowing { throw error }
     }
 
-    /// `statement` issued on the leased connection's event loop while the connection is open, or a failure with
-    /// `ChannelError.ioOnClosedChannel` when it is not; through the pool's handle, `statement` as it is.
+    /// `statement` issued on the leased connection's event loop if the connection is open there, else a failure with
+    /// `ChannelError.ioOnClosedChannel` (a statement written to a closed connection would never complete); through
+    /// the pool's handle, `statement` as it is.
     private func whileOpen(_ statement: @escaping () -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
         guard let connection else { return statement() }
-        return connection.issueWhileOpen(statement)
-    }
-}
-
-extension PostgresConnection {
-    /// `statement` issued on this connection's event loop if the connection is open there, else a failure with
-    /// `ChannelError.ioOnClosedChannel`: a statement issued on a closed connection would never complete
-    /// (`LiveConnectionsConfiguration`).
-    package func issueWhileOpen(_ statement: @escaping () -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
-        let loop = eventLoop
-        if loop.inEventLoop { return isClosed ? loop.makeFailedFuture(ChannelError.ioOnClosedChannel) : statement() }
+        let loop = connection.eventLoop
         // `statement` is called on the event loop only, once
-        let handOff = UnsafeTransfer(statement)
-        return loop.flatSubmit { [self] in
-            isClosed ? loop.makeFailedFuture(ChannelError.ioOnClosedChannel) : handOff.value()
-        }
+        let issue = UnsafeTransfer { connection.isClosed ? loop.makeFailedFuture(ChannelError.ioOnClosedChannel) : statement() }
+        return loop.inEventLoop ? issue.value() : loop.flatSubmit { issue.value() }
     }
 }
 
