@@ -42,6 +42,7 @@ package final class HTTPFront: Server, Sendable {
     private let settings: Settings
     private let running = NIOLockedValueBox<Running?>(nil)
     private let stopped: EventLoopPromise<Void>
+    private let inFlight = RespondersInFlight()
 
     package init(application: Application, responder: any Responder, settings: Settings) {
         self.application = application
@@ -72,11 +73,13 @@ package final class HTTPFront: Server, Sendable {
                     try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
                 }
             }
-            .childChannelInitializer { [application, responder, settings] channel in
+            .childChannelInitializer { [application, responder, settings, inFlight] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        HTTPFrontHandler(application: application, responder: responder, maxBodyBytes: settings.maxBodyBytes))
+                        HTTPFrontHandler(
+                            application: application, responder: responder, maxBodyBytes: settings.maxBodyBytes,
+                            inFlight: inFlight))
                 }
             }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -100,7 +103,9 @@ package final class HTTPFront: Server, Sendable {
     }
 
     /// Stops accepting, lets the requests in flight finish (each connection closes after its answer) and waits
-    /// for them up to `shutdownTimeout`.
+    /// for them up to `shutdownTimeout`: for their connections to close, and for every route still running to
+    /// end, since a client that gave up has closed its connection while its route goes on (the application shut
+    /// down under a running route traps in Vapor's "Core not configured").
     package func shutdown() async {
         guard
             let running = running.withLockedValue({ state in
@@ -115,7 +120,7 @@ package final class HTTPFront: Server, Sendable {
         let quiesced = loop.makePromise(of: Void.self)
         running.quiesce.initiateShutdown(promise: quiesced)
         let finished = loop.makePromise(of: Void.self)
-        quiesced.futureResult.whenComplete { finished.completeWith($0) }
+        quiesced.futureResult.flatMap { [inFlight] in inFlight.drained(on: loop) }.whenComplete { finished.completeWith($0) }
         let deadline = loop.scheduleTask(in: settings.shutdownTimeout) {
             finished.fail(ShutdownTimedOut())
         }
@@ -145,6 +150,7 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
     private let application: Application
     private let responder: any Responder
     private let maxBodyBytes: Int
+    private let inFlight: RespondersInFlight
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var bodyDropped = false
@@ -153,10 +159,11 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
     /// The `Date` header (RFC 9110's IMF-fixdate).
     private var date = SecondStamp(format: "%a, %d %b %Y %H:%M:%S GMT", utc: true)
 
-    init(application: Application, responder: any Responder, maxBodyBytes: Int) {
+    init(application: Application, responder: any Responder, maxBodyBytes: Int, inFlight: RespondersInFlight) {
         self.application = application
         self.responder = responder
         self.maxBodyBytes = maxBodyBytes
+        self.inFlight = inFlight
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -198,7 +205,9 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
             logger: application.logger, byteBufferAllocator: context.channel.allocator, on: context.eventLoop)
         if bodyDropped { BodyLimit.markDropped(request) }
         let bound = NIOLoopBound((context, self), eventLoop: context.eventLoop)
-        responder.respond(to: request).hop(to: context.eventLoop).whenComplete { result in
+        inFlight.enter()
+        responder.respond(to: request).hop(to: context.eventLoop).whenComplete { [inFlight] result in
+            inFlight.leave()
             let (context, handler) = bound.value
             switch result {
             case .success(let response):
@@ -249,5 +258,39 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+}
+
+/// How many routes are running, whatever became of their connections; a shutdown waits until none is.
+final class RespondersInFlight: Sendable {
+    private struct State {
+        var running = 0
+        var waiting: [EventLoopPromise<Void>] = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func enter() {
+        state.withLockedValue { $0.running += 1 }
+    }
+
+    func leave() {
+        let waiting = state.withLockedValue { state -> [EventLoopPromise<Void>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for promise in waiting { promise.succeed() }
+    }
+
+    /// Succeeds once no route is running (at once if none is).
+    func drained(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        state.withLockedValue { state in
+            guard state.running > 0 else { return loop.makeSucceededVoidFuture() }
+            let promise = loop.makePromise(of: Void.self)
+            state.waiting.append(promise)
+            return promise.futureResult
+        }
     }
 }

@@ -1,5 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
 import Testing
+import Vapor
 
 @testable import YonaAPI
 @testable import YonaServer
@@ -88,6 +91,84 @@ import Testing
             #expect(identity.status == 400 && identity.errorCode == "error.user.firstname", "identity is no coding: \(identity.text)")
         }
     }
+
+    /// A client that gives up closes its connection while its route still runs: the listener's shutdown waits for
+    /// the route as well, so the application is never shut down under it (Vapor traps then, "Core not configured",
+    /// and takes the whole process with it).
+    @Test func shutdownWaitsForARouteWhoseClientHasGoneAway() async throws {
+        let app = try await Application.make(.testing)
+        let route = HeldRoute()
+        let front = HTTPFront(application: app, responder: route, settings: .init(host: "127.0.0.1", port: 0, maxBodyBytes: 1024))
+        try await front.start(address: nil)
+        let port = try #require(front.localAddress?.port)
+        // sent, and the connection closed at once, without waiting for the answer
+        _ = try await RawHTTP.exchange(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n", until: { _ in true })
+        try await route.waitUntilRunning()
+        let release = Task {
+            try await Task.sleep(for: .milliseconds(800))
+            route.release()
+        }
+        await front.shutdown()
+        #expect(route.ended, "the listener's shutdown returned while the route was still running")
+        try await release.value
+        try await app.asyncShutdown()
+    }
+
+    /// The wait has its bound: a route that never ends does not hold a shutdown past `shutdownTimeout`.
+    @Test func shutdownWaitsForRunningRoutesNoLongerThanItsTimeout() async throws {
+        let app = try await Application.make(.testing)
+        let route = HeldRoute()
+        var settings = HTTPFront.Settings(host: "127.0.0.1", port: 0, maxBodyBytes: 1024)
+        settings.shutdownTimeout = .milliseconds(300)
+        let front = HTTPFront(application: app, responder: route, settings: settings)
+        try await front.start(address: nil)
+        let port = try #require(front.localAddress?.port)
+        _ = try await RawHTTP.exchange(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n", until: { _ in true })
+        try await route.waitUntilRunning()
+        let clock = ContinuousClock()
+        let started = clock.now
+        await front.shutdown()
+        #expect(clock.now - started < .seconds(5), "\(clock.now - started)")
+        #expect(!route.ended)
+        route.release()
+        try await app.asyncShutdown()
+    }
+}
+
+/// A route that runs until the test releases it, then answers 200.
+private final class HeldRoute: Responder, Sendable {
+    private struct State {
+        var running = false
+        var ended = false
+        var held: EventLoopPromise<Response>?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func respond(to request: Request) -> EventLoopFuture<Response> {
+        let promise = request.eventLoop.makePromise(of: Response.self)
+        state.withLockedValue {
+            $0.running = true
+            $0.held = promise
+        }
+        return promise.futureResult
+    }
+
+    func waitUntilRunning() async throws {
+        for _ in 0..<500 where !state.withLockedValue({ $0.running }) { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(state.withLockedValue { $0.running }, "the route never ran")
+    }
+
+    func release() {
+        let held = state.withLockedValue { state -> EventLoopPromise<Response>? in
+            state.ended = true
+            defer { state.held = nil }
+            return state.held
+        }
+        held?.succeed(Response(status: .ok))
+    }
+
+    var ended: Bool { state.withLockedValue { $0.ended } }
 }
 
 /// A blocking TCP client for the wire tests: writes the bytes, reads until `until` holds for what arrived, the
