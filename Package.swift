@@ -10,6 +10,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/vapor/vapor.git", from: "4.110.0"),
         .package(url: "https://github.com/vapor/fluent.git", from: "4.12.0"),
+        // Fluent's models and queries without Vapor: the modules below the API import FluentKit, so they compile
+        // while Vapor does (docs/performance.md "From a fresh clone").
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.49.0"),
         .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.8.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.10.0"),
         // The error mapping tells a database that went away (503) from a bug (500) by PostgresNIO's error codes.
@@ -63,7 +66,7 @@ let package = Package(
         .target(
             name: "YonaStore",
             dependencies: [
-                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ],
@@ -76,7 +79,7 @@ let package = Package(
             name: "YonaObservability",
             dependencies: [
                 "YonaStore",
-                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
@@ -87,7 +90,7 @@ let package = Package(
                 "CCurl",
                 "CLDAP",
                 "YonaStore",
-                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -100,7 +103,7 @@ let package = Package(
                 "YonaDelivery",
                 "YonaObservability",
                 "CGD",
-                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentKit", package: "fluent-kit"),
             ]
         ),
         // Push delivery: the outbox's drain and the providers (FCM, APNs, Web Push); no Vapor.
@@ -111,7 +114,7 @@ let package = Package(
                 "YonaStore",
                 "YonaDomain",
                 "YonaObservability",
-                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import NIOConcurrencyHelpers
 
 /// Group commit: work that arrives while a round is being written waits for the next round, which takes all of it

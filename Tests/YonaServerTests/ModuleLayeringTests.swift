@@ -9,7 +9,9 @@ import Testing
         "YonaCrypto", "YonaStore", "YonaObservability", "YonaDelivery", "YonaDomain", "YonaPush", "YonaConfig", "YonaAPI", "YonaServer",
     ]
     /// Frameworks only the top two layers may use: the store, the domain, push and the settings know nothing of HTTP.
-    static let httpFrameworks = ["Vapor", "ArgumentParser"]
+    /// Fluent is FluentKit's integration into Vapor (it imports Vapor): below the API the models and queries come from
+    /// FluentKit, so those modules compile while Vapor does (docs/performance.md "From a fresh clone").
+    static let httpFrameworks = ["Vapor", "Fluent", "ArgumentParser"]
     /// How things leave the server (HTTP clients, libcurl, libldap) is the delivery module's: the domain queues work
     /// and never talks to a provider itself.
     static let transports = ["AsyncHTTPClient", "CCurl", "CLDAP"]

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Time a device spent on a goal's category. No URL and nothing personal: the visited URL exists only

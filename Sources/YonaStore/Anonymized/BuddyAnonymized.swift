@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// The anonymized half of a buddy relation: the owner shares with the buddy while `sendingStatus` is

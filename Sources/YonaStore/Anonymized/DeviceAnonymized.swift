@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// The anonymized device table: what a push or the classifier needs about a device, nothing about whose it is.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A goal of an anonymized user: a budget (0 minutes is a no-go goal, a danger zone) or time zones.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A goal as it was before a change: what it asked from `creationTime` until `endTime`. Reports and late analyzer

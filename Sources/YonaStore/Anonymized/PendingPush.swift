@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// The push outbox: per device at most one push waiting (naming its newest message) and the one being sent, written in

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Idempotency keys of analyzer posts already handled (stored as hashes), so a retried post is a no-op.

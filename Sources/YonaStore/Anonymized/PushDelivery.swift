@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// The last push delivered to each token (keyed by the token's hash), for the test server's

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Anonymized side: what a person's devices do, with no column that points back to the identity side

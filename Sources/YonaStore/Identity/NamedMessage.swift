@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A direct message between identities (buddy requests, responses, disconnects), sealed to the recipient's

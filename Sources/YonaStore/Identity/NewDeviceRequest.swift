@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Identity side: a pending new-device request. It holds the user's Yona password encrypted under a key

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Identity side: a mobile number the operator allows to sign up while sign-up is limited to the white list

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// Comments on a day or week of a goal (Yona's `ActivityCommentMessage`): which interval a message is about, the

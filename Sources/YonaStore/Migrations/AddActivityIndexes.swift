@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// Reports read a goal's activities of a few days (`goal_id`, `end_time` after the first day), and the analyzer

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// The inbox page leaves out copies of expired announcements in the same query that counts and lists the inbox

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Which app an activity was measured in, for the raw activities of a day (Yona's `…/raw/`) and for Yona's merge
 /// rule (an app's session is extended by the same app only; network activity by network activity). `app_tag` is a

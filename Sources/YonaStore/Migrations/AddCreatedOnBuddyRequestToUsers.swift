@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Marks users that a buddy invited before they had an account: their private data is sealed under a key

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// The inbox page (newest first, sent items left out) and its count read a user's messages through this index:

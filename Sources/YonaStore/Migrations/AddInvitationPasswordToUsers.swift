@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// An invited account gets its Yona password when it is made, kept under its temporary password until taken over.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// The day an account was created on a buddy request, so one never taken over can be removed.

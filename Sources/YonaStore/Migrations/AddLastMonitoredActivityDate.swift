@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Yona's "last seen": the day (Europe/Amsterdam, `yyyy-MM-dd`) of a device's latest reported activity. A day, not
 /// an instant, on the anonymized side only.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// The locale the app last opened with, so content-free pushes and system messages can pick a language.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// What a message is from or about, in plain ids of the anonymized side, so deletions can cascade as Yona's do.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// Every authenticated call asks whether messages wait in the user's named inbox (`User.findWithNamedInboxFlag`),

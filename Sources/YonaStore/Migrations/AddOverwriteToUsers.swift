@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Lost-phone overwrite: the anonymized id sealed under the server's recovery key, and a pending overwrite

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// Yona's pin reset: the code (sealed under the user's key) and the count of wrong guesses.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Besides Firebase's Instance ID, a device may be reached directly: an APNs device token (hex) or a Web Push
 /// subscription (its JSON: endpoint and keys). A device holds at most one of the three; `firebase_instance_id_updated_at`

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Claims with a lease (a crashed worker's rows are claimed again) and the outcome of the last attempt.

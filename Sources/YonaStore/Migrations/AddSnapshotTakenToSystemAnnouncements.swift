@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Whether the workers have taken an announcement's recipient snapshot. The `POST` used to copy every anonymized id
 /// inside the request (1.2 s at 100,000 users); now it stores the announcement alone and the fan-out takes the

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Yona's `vpnConnected` on a device: whether the app last reported its VPN up. A flag on the anonymized row; the
 /// history of changes Yona kept (`VpnStatusChangeEvent`) is not stored here, only the current state.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Replaces the first default categories with Yona's own set: Yona's fixed ids (the apps and Yona's suite name

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A device has at most one push waiting (issue 34, docs/architecture.md "Pushes"): a push only says "there is

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// The inbox page's `totalElements` (Yona's page object, which the apps read) was a count over the inbox's index

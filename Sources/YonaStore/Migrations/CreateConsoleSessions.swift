@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// The console's sessions, shared by every instance on one database (a sign-in holds behind a load balancer).
 package struct CreateConsoleSessions: AsyncMigration {

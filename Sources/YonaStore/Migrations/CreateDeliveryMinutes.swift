@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Per-minute delivery counts for the console's charts (`DeliveryMinute`).
 package struct CreateDeliveryMinutes: AsyncMigration {

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Inbox keys: the named inbox (identity side, for messages between identities) and the anonymous inbox

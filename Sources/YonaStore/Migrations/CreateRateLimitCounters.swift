@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Fixed-window counters shared by every instance on one database. `bucket` is a hash, never a number or address.

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// The durable outbox of texts and e-mails (issue 13): queued with the change that causes them, sent by the

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// Profile photos (`UserPhotoRecord`): a lookup hash, the sealed PNG, and the purge day of a replaced one.
 package struct CreateUserPhotos: AsyncMigration {

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// The outbox of VPN account changes for the directory (`PendingVPNAccountChange`).
 package struct CreateVPNAccountOutbox: AsyncMigration {

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 
 /// The numbers allowed to sign up while sign-up is limited (Yona's `WhiteListedNumber`).
 package struct CreateWhiteListedNumbers: AsyncMigration {

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// A removed device's activities stay, unlinked from it, as Yona's do (`disconnectAllActivitiesFromDevice`): the days

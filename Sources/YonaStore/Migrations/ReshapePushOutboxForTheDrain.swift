@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// The outbox as the pipelined drain uses it (docs/architecture.md "Pushes"):

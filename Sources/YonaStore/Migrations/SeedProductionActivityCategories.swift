@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A production server's first start: Yona's production category set (`Categories/production.json`, Yona's

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import SQLKit
 
 /// A goal conflict writes six messages at once, and a round of the analyzer writes those of about thirty conflicts in

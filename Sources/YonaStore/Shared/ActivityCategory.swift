@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// Shared reference data: what the classifier's and the apps' names mean. Personal data never lives here.

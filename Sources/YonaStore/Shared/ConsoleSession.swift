@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A signed-in operator's console session. Only a hash of the cookie's token is kept, so a dump opens no session;

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// How many deliveries of one kind (pushes sent, texts failed by cause, analyzer events, …) every instance

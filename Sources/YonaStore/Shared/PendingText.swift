@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A text message or e-mail on its way out (`text_outbox`). What it says and to whom is sealed under a key derived

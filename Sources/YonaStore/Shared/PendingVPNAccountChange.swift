@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A VPN account to create in or delete from the directory (`vpn_account_outbox`), queued in the transaction of the

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A broadcast from the operator (`POST /admin/systemMessages/`). Its text is the operator's, not anyone's

@@ -1,4 +1,4 @@
-import Fluent
+import FluentKit
 import Foundation
 
 /// A profile photo at rest. The row is found by a hash of the photo's id and its PNG is sealed under a key
