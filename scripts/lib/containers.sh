@@ -1,11 +1,12 @@
 # Shared by scripts/image and scripts/compose-test. Source it after common.sh; it defines functions only.
 
-# Picks the container engine: podman (installed from Debian when neither engine is there) or docker.
+# Picks the container engine: podman, or docker when its daemon answers (a docker client alone, as some machines
+# have, builds and runs nothing), else podman installed from Debian.
 # Sets YONA_ENGINE and, for podman without a CONTAINERS_CONF of the caller's, the settings a sandbox needs.
 yona_container_engine() {
     if command -v podman >/dev/null; then
         YONA_ENGINE=podman
-    elif command -v docker >/dev/null; then
+    elif command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; then
         YONA_ENGINE=docker
     else
         yona_install_packages podman runc uidmap slirp4netns
