@@ -42,12 +42,13 @@ package final class HTTPFront: Server, Sendable {
     private let settings: Settings
     private let running = NIOLockedValueBox<Running?>(nil)
     private let stopped: EventLoopPromise<Void>
-    private let inFlight = RespondersInFlight()
+    private let inFlight: RespondersInFlight
 
     package init(application: Application, responder: any Responder, settings: Settings) {
         self.application = application
         self.responder = responder
         self.settings = settings
+        inFlight = RespondersInFlight(group: application.eventLoopGroup)
         stopped = application.eventLoopGroup.any().makePromise()
     }
 
@@ -79,7 +80,7 @@ package final class HTTPFront: Server, Sendable {
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPFrontHandler(
                             application: application, responder: responder, maxBodyBytes: settings.maxBodyBytes,
-                            inFlight: inFlight))
+                            inFlight: inFlight.onLoop(channel.eventLoop)))
                 }
             }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -150,7 +151,7 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
     private let application: Application
     private let responder: any Responder
     private let maxBodyBytes: Int
-    private let inFlight: RespondersInFlight
+    private let inFlight: RespondersInFlight.OnLoop?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var bodyDropped = false
@@ -159,7 +160,7 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
     /// The `Date` header (RFC 9110's IMF-fixdate).
     private var date = SecondStamp(format: "%a, %d %b %Y %H:%M:%S GMT", utc: true)
 
-    init(application: Application, responder: any Responder, maxBodyBytes: Int, inFlight: RespondersInFlight) {
+    init(application: Application, responder: any Responder, maxBodyBytes: Int, inFlight: RespondersInFlight.OnLoop?) {
         self.application = application
         self.responder = responder
         self.maxBodyBytes = maxBodyBytes
@@ -205,9 +206,9 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
             logger: application.logger, byteBufferAllocator: context.channel.allocator, on: context.eventLoop)
         if bodyDropped { BodyLimit.markDropped(request) }
         let bound = NIOLoopBound((context, self), eventLoop: context.eventLoop)
-        inFlight.enter()
+        inFlight?.enter()
         responder.respond(to: request).hop(to: context.eventLoop).whenComplete { [inFlight] result in
-            inFlight.leave()
+            inFlight?.leave()
             let (context, handler) = bound.value
             switch result {
             case .success(let response):
@@ -261,36 +262,60 @@ private final class HTTPFrontHandler: ChannelInboundHandler, RemovableChannelHan
     }
 }
 
-/// How many routes are running, whatever became of their connections; a shutdown waits until none is.
+/// How many routes are running, whatever became of their connections; a shutdown waits until none is. One count per
+/// event loop, touched only on its loop, so a request takes no lock (one lock shared by the loops cost about a tenth
+/// of `/health`'s rate: docs/performance.md "The request pipeline").
 final class RespondersInFlight: Sendable {
-    private struct State {
+    fileprivate struct Count {
         var running = 0
         var waiting: [EventLoopPromise<Void>] = []
     }
 
-    private let state = NIOLockedValueBox(State())
+    /// One event loop's count, for the handlers of the connections on that loop; used only there.
+    struct OnLoop: Sendable {
+        fileprivate let loop: any EventLoop
+        fileprivate let count: NIOLoopBoundBox<Count?>
 
-    func enter() {
-        state.withLockedValue { $0.running += 1 }
-    }
-
-    func leave() {
-        let waiting = state.withLockedValue { state -> [EventLoopPromise<Void>] in
-            state.running -= 1
-            guard state.running == 0 else { return [] }
-            defer { state.waiting = [] }
-            return state.waiting
+        func enter() {
+            var current = count.value ?? Count()
+            current.running += 1
+            count.value = current
         }
-        for promise in waiting { promise.succeed() }
-    }
 
-    /// Succeeds once no route is running (at once if none is).
-    func drained(on loop: any EventLoop) -> EventLoopFuture<Void> {
-        state.withLockedValue { state in
-            guard state.running > 0 else { return loop.makeSucceededVoidFuture() }
+        func leave() {
+            guard var current = count.value else { return }
+            current.running -= 1
+            var done: [EventLoopPromise<Void>] = []
+            if current.running == 0 { swap(&done, &current.waiting) }
+            count.value = current
+            for promise in done { promise.succeed() }
+        }
+
+        /// Succeeds once no route of this loop runs (at once if none does).
+        fileprivate func drained() -> EventLoopFuture<Void> {
+            guard var current = count.value, current.running > 0 else { return loop.makeSucceededVoidFuture() }
             let promise = loop.makePromise(of: Void.self)
-            state.waiting.append(promise)
+            current.waiting.append(promise)
+            count.value = current
             return promise.futureResult
         }
+    }
+
+    private let loops: [ObjectIdentifier: OnLoop]
+
+    init(group: any EventLoopGroup) {
+        var loops: [ObjectIdentifier: OnLoop] = [:]
+        for loop in group.makeIterator() {
+            loops[ObjectIdentifier(loop)] = OnLoop(loop: loop, count: .makeEmptyBox(valueType: Count.self, eventLoop: loop))
+        }
+        self.loops = loops
+    }
+
+    /// The count of a connection's loop: one of the group's (the listener's bootstrap takes its loops from there).
+    func onLoop(_ loop: any EventLoop) -> OnLoop? { loops[ObjectIdentifier(loop)] }
+
+    /// Succeeds once no route runs on any loop.
+    func drained(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        .andAllSucceed(loops.values.map { counted in counted.loop.flatSubmit { counted.drained() } }, on: loop)
     }
 }
