@@ -96,14 +96,7 @@ import Vapor
     /// the route as well, so the application is never shut down under it (Vapor traps then, "Core not configured",
     /// and takes the whole process with it).
     @Test func shutdownWaitsForARouteWhoseClientHasGoneAway() async throws {
-        let app = try await Application.make(.testing)
-        let route = HeldRoute()
-        let front = HTTPFront(application: app, responder: route, settings: .init(host: "127.0.0.1", port: 0, maxBodyBytes: 1024))
-        try await front.start(address: nil)
-        let port = try #require(front.localAddress?.port)
-        // sent, and the connection closed at once, without waiting for the answer
-        _ = try await RawHTTP.exchange(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n", until: { _ in true })
-        try await route.waitUntilRunning()
+        let (app, front, route) = try await HeldRoute.runningAfterItsClientLeft()
         let release = Task {
             try await Task.sleep(for: .milliseconds(800))
             route.release()
@@ -116,15 +109,7 @@ import Vapor
 
     /// The wait has its bound: a route that never ends does not hold a shutdown past `shutdownTimeout`.
     @Test func shutdownWaitsForRunningRoutesNoLongerThanItsTimeout() async throws {
-        let app = try await Application.make(.testing)
-        let route = HeldRoute()
-        var settings = HTTPFront.Settings(host: "127.0.0.1", port: 0, maxBodyBytes: 1024)
-        settings.shutdownTimeout = .milliseconds(300)
-        let front = HTTPFront(application: app, responder: route, settings: settings)
-        try await front.start(address: nil)
-        let port = try #require(front.localAddress?.port)
-        _ = try await RawHTTP.exchange(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n", until: { _ in true })
-        try await route.waitUntilRunning()
+        let (app, front, route) = try await HeldRoute.runningAfterItsClientLeft(shutdownTimeout: .milliseconds(300))
         let clock = ContinuousClock()
         let started = clock.now
         await front.shutdown()
@@ -154,9 +139,26 @@ private final class HeldRoute: Responder, Sendable {
         return promise.futureResult
     }
 
-    func waitUntilRunning() async throws {
-        for _ in 0..<500 where !state.withLockedValue({ $0.running }) { try await Task.sleep(for: .milliseconds(10)) }
-        try #require(state.withLockedValue { $0.running }, "the route never ran")
+    /// A listener whose one request is held in this route, its client already gone (the request sent, the
+    /// connection closed without waiting for the answer).
+    static func runningAfterItsClientLeft(
+        shutdownTimeout: TimeAmount = .seconds(10)
+    ) async throws -> (Application, HTTPFront, HeldRoute) {
+        let app = try await Application.make(.testing)
+        let route = HeldRoute()
+        var settings = HTTPFront.Settings(host: "127.0.0.1", port: 0, maxBodyBytes: 1024)
+        settings.shutdownTimeout = shutdownTimeout
+        let front = HTTPFront(application: app, responder: route, settings: settings)
+        try await front.start(address: nil)
+        let port = try #require(front.localAddress?.port)
+        _ = try await RawHTTP.exchange(port: port, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n", until: { _ in true })
+        // by the clock, not by a count of polls: under the whole suite's load a poll can take far longer than asked
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !route.state.withLockedValue({ $0.running }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(route.state.withLockedValue { $0.running }, "the route never ran")
+        return (app, front, route)
     }
 
     func release() {
